@@ -1,0 +1,35 @@
+# The two README commands: `make report` builds the whole book, `make test` runs every test.
+# Each target bootstraps its own virtual environment (.venv) with the pinned dependencies.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: report test explore bench lab clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+## Execute every chapter with papermill (default parameters) and build the HTML book in build/html
+report: $(STAMP)
+	$(PY) -m intelligence_per_dollar.build build/html
+
+## Run all the tests (unit, property, validation, notebooks, book build, browser)
+test: $(STAMP)
+	$(PY) -m pytest
+
+## Open JupyterLab on the chapters
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab nbs/
+
+## Print benchmark figures (report build time, search speed, ...)
+bench: $(STAMP)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf build .pytest_cache .hypothesis

@@ -1,0 +1,52 @@
+"""Benchmark of the training search: configurations evaluated per second (one core) and the time
+of the full search for the 10T-parameter MoE target on each platform.
+
+Run: ``python benchmarks/bench_training.py`` (set OMP_NUM_THREADS=1 etc. for one core; done below).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import time  # noqa: E402
+
+from intelligence_per_dollar import architecture, training  # noqa: E402
+
+TARGET = architecture.from_total_active(10e12, 1e12)
+PLATFORMS = (("GB200", "fp4"), ("GB300", "fp4"), ("VR200", "fp4"), ("H100-SXM", "fp8"))
+
+
+def configs_per_second(hw="GB200", precision="fp4", gpus=72 * 512, repeats=3) -> tuple[float, int]:
+    ctx = training._context(TARGET, hw, precision, 8192, 8192 * 4096, None, "central", False)
+    c = training.candidates(ctx, gpus)
+    n = len(c["tp"])
+    training.evaluate(ctx, c)  # warm caches
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        training.evaluate(ctx, c)
+    dt = (time.perf_counter() - t0) / repeats
+    return n / dt, n
+
+
+def main() -> None:
+    rate, n = configs_per_second()
+    print(f"evaluate(): {n} candidate configurations, {rate:,.0f} configurations/s on one core "
+          f"(target >= 150,000; Calculon ~150-185/s)")
+    print(f"10T-total / {architecture.active_params(TARGET) / 1e12:.2f}T-active MoE, 100T tokens, 30 days, seq 8192:")
+    for hw, prec in PLATFORMS:
+        t0 = time.perf_counter()
+        d = training.gpus_for_deadline(TARGET, hw, prec, tokens=100e12, days=30, seq_len=8192)
+        dt = time.perf_counter() - t0
+        if d.feasible:
+            e = d.estimate
+            print(f"  {hw:9s} {prec}: {d.gpus:>8,d} GPUs ({d.racks} domains), MFU {e.mfu:.3f}, "
+                  f"{e.parallelism}  search {dt:.2f} s")
+        else:
+            print(f"  {hw:9s} {prec}: {d.message}  search {dt:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+"""Model shapes -> parameter counts, FLOPs per token, KV-cache bytes.
+
+Pure functions of a :class:`ModelSpec`. Conventions:
+
+* A *matmul parameter* is a weight that takes part in a matrix product (2 FLOPs per parameter
+  per token in the forward pass, Kaplan et al. 2020, Table 1: C_forward ~ 2N). Norm weights and
+  biases are parameters but not matmul parameters.
+* *Active* parameters are those one token touches: in a mixture-of-experts (MoE) layer the
+  ``top_k`` routed experts plus the ``shared_experts``, never the other routed experts.
+* The forward FLOPs per token are ``2 x active matmul parameters (embeddings excluded) + 2 d V``
+  for the output (LM-head) projection, plus the attention score and context products, whose
+  cost grows with the sequence length (Narayanan et al. 2021, Eq. 3 / Appendix; Kaplan et al.
+  2020, Table 1, the ``2 n_layer n_ctx d_attn`` term).
+* Training = forward + backward = 3x forward (the backward pass computes gradients with respect
+  to both activations and weights: two matrix products per forward one), i.e. ``6 N`` per token
+  for the matmuls (Kaplan et al. 2020, Table 1) plus 3x the attention FLOPs. Recomputation is
+  *not* counted here (model FLOPs); see :func:`training_flops_per_token`.
+
+Attention variants: multi-head / grouped-query attention (``kv_heads`` <= ``heads``, Ainslie et
+al. 2023) and DeepSeek's multi-head latent attention (MLA, DeepSeek-AI 2024, "DeepSeek-V2",
+arXiv 2405.04434, section 2.1, Eqs. 9-19), selected by giving ``kv_lora_rank``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+__all__ = [
+    "ModelSpec", "spec", "total_params", "active_params", "embedding_params", "params_per_layer",
+    "matmul_params_active", "matmul_flops_per_token", "attention_flops_per_token",
+    "forward_flops_per_token", "training_flops_per_token", "kv_cache_bytes_per_token",
+    "from_total_active", "is_moe", "is_mla", "head_dim", "moe_layers",
+]
+
+#: MLA rotary (decoupled RoPE) key/query dimension when the spec does not give one
+#: (DeepSeek-V2/V3 use 64: arXiv 2405.04434 section 3.1.1 "d_h^R = 64").
+DEFAULT_MLA_ROPE_HEAD_DIM = 64
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer, dense or mixture-of-experts.
+
+    ``d_ff`` is the hidden size of the dense FFN (used by every layer of a dense model, and by the
+    ``dense_layers`` leading layers of an MoE model). ``expert_d_ff`` is the hidden size of each
+    routed or shared expert. ``gated_ffn`` selects SwiGLU-style FFNs (3 matrices: gate, up, down)
+    or GPT-style (2 matrices, with biases). ``head_dim`` defaults to ``d_model // heads``.
+    MLA is selected by ``kv_lora_rank``; ``q_lora_rank`` (optional) low-ranks the queries too.
+    ``tied_embeddings``: input embedding shared with the LM head (GPT-2/3 style).
+    """
+
+    layers: int
+    d_model: int
+    heads: int
+    kv_heads: int
+    d_ff: int
+    vocab: int
+    experts: int = 0
+    top_k: int = 0
+    expert_d_ff: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    gated_ffn: bool = True
+    head_dim: int | None = None
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    tied_embeddings: bool = False
+
+    def __post_init__(self):
+        _validate(self)
+
+    def replace(self, **changes) -> "ModelSpec":
+        return dataclasses.replace(self, **changes)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(ModelSpec))
+_REQUIRED = ("layers", "d_model", "heads", "d_ff", "vocab")
+_BOOL_FIELDS = ("gated_ffn", "tied_embeddings")
+_OPTIONAL_POSITIVE = ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
+_NON_NEGATIVE = ("experts", "top_k", "expert_d_ff", "shared_experts", "dense_layers")
+
+
+def _as_int(key, value, *, allow_zero: bool) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
+        raise ValueError(f"model[{key!r}]={value!r} must be an integer "
+                         f"{'>= 0' if allow_zero else '>= 1'}")
+    v = int(value)
+    if v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"model[{key!r}]={value!r} is not allowed; expected an integer "
+                         f"{'>= 0' if allow_zero else '>= 1'}")
+    return v
+
+
+def _validate(s: ModelSpec) -> None:
+    for k in ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab"):
+        object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=False))
+    for k in _NON_NEGATIVE:
+        object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=True))
+    for k in _OPTIONAL_POSITIVE:
+        if getattr(s, k) is not None:
+            object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=False))
+    for k in _BOOL_FIELDS:
+        if not isinstance(getattr(s, k), bool):
+            raise ValueError(f"model[{k!r}]={getattr(s, k)!r} must be True or False")
+    if s.kv_heads > s.heads or s.heads % s.kv_heads:
+        raise ValueError(f"model['kv_heads']={s.kv_heads} must divide model['heads']={s.heads} "
+                         f"(grouped-query attention shares each KV head among heads/kv_heads queries)")
+    if s.head_dim is None and s.d_model % s.heads:
+        raise ValueError(f"model['heads']={s.heads} does not divide model['d_model']={s.d_model}; "
+                         f"give 'head_dim' explicitly")
+    if s.experts == 0:
+        for k in ("top_k", "expert_d_ff", "shared_experts", "dense_layers"):
+            if getattr(s, k):
+                raise ValueError(f"model[{k!r}]={getattr(s, k)} requires model['experts'] >= 1 "
+                                 f"(a dense model has experts=0 and {k}=0)")
+    else:
+        if not 1 <= s.top_k <= s.experts:
+            raise ValueError(f"model['top_k']={s.top_k} must be between 1 and model['experts']="
+                             f"{s.experts} for a mixture-of-experts model")
+        if s.expert_d_ff < 1:
+            raise ValueError(f"model['expert_d_ff']={s.expert_d_ff} must be >= 1 when experts >= 1")
+        if s.dense_layers >= s.layers:
+            raise ValueError(f"model['dense_layers']={s.dense_layers} must be < model['layers']="
+                             f"{s.layers} (at least one MoE layer)")
+    if s.kv_lora_rank is None and (s.q_lora_rank is not None or s.qk_rope_head_dim is not None):
+        raise ValueError("model['q_lora_rank'] / model['qk_rope_head_dim'] are MLA dimensions and "
+                         "need model['kv_lora_rank'] too")
+
+
+def spec(model: Mapping | ModelSpec) -> ModelSpec:
+    """Validate a model description (a dict of the API's keys, or a :class:`ModelSpec`).
+
+    Unknown keys, missing required keys, non-integer or non-positive sizes, ``kv_heads`` not
+    dividing ``heads``, ``top_k > experts`` ... raise ``ValueError`` naming the key, its value and
+    what is allowed.
+    """
+    if isinstance(model, ModelSpec):
+        return model
+    if not isinstance(model, Mapping):
+        raise ValueError(f"model={model!r} must be a dict of {', '.join(_FIELDS)} or a ModelSpec")
+    unknown = sorted(set(model) - set(_FIELDS))
+    if unknown:
+        raise ValueError(f"model has unknown key(s) {', '.join(map(repr, unknown))}; "
+                         f"allowed: {', '.join(_FIELDS)}")
+    missing = [k for k in _REQUIRED if k not in model]
+    if missing:
+        raise ValueError(f"model lacks required key(s) {', '.join(map(repr, missing))}")
+    kw = dict(model)
+    kw.setdefault("kv_heads", kw["heads"])
+    for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim"):
+        if kw.get(k) in (0, None):  # 0 means "not used" in flat tables
+            kw[k] = None
+    return ModelSpec(**kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small derived quantities
+# ---------------------------------------------------------------------------------------------
+
+def is_moe(s: ModelSpec) -> bool:
+    return s.experts > 0
+
+
+def is_mla(s: ModelSpec) -> bool:
+    return s.kv_lora_rank is not None
+
+
+def head_dim(s: ModelSpec) -> int:
+    """Per-head query/key (no-RoPE part for MLA) and value dimension."""
+    return s.head_dim if s.head_dim is not None else s.d_model // s.heads
+
+
+def rope_head_dim(s: ModelSpec) -> int:
+    """MLA decoupled-RoPE dimension (0 for GQA, whose RoPE acts inside head_dim)."""
+    if not is_mla(s):
+        return 0
+    return s.qk_rope_head_dim if s.qk_rope_head_dim is not None else DEFAULT_MLA_ROPE_HEAD_DIM
+
+
+def moe_layers(s: ModelSpec) -> int:
+    """Number of layers whose FFN is a mixture of experts."""
+    return s.layers - s.dense_layers if is_moe(s) else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters (in the style of Calculon's ``Llm.num_parameters``: one commented line per term)
+# ---------------------------------------------------------------------------------------------
+
+def _attention_params(s: ModelSpec) -> tuple[float, float]:
+    """(matmul params, other params) of one attention block."""
+    d, h, hd = s.d_model, s.heads, head_dim(s)
+    other = 0.0
+    if is_mla(s):
+        r, c = rope_head_dim(s), s.kv_lora_rank
+        # DeepSeek-V2 (arXiv 2405.04434) Eqs. 9-19.
+        if s.q_lora_rank is not None:
+            q = d * s.q_lora_rank                 # W^DQ: down-projection of queries (Eq. 12)
+            q += s.q_lora_rank * h * (hd + r)     # W^UQ and W^QR: up-projection + RoPE queries
+            other += s.q_lora_rank                # RMSNorm on the query latent
+        else:
+            q = d * h * (hd + r)                  # plain query projection (V2-Lite style)
+        kv = d * (c + r)                          # W^DKV (Eq. 9) and W^KR: shared RoPE key (Eq. 15)
+        kv += c * h * (hd + hd)                   # W^UK and W^UV: up-projections of keys and values
+        other += c                                # RMSNorm on the KV latent
+        o = h * hd * d                            # W^O output projection (Eq. 19)
+        return float(q + kv + o), float(other)
+    q = d * h * hd                                # W_Q
+    kv = 2 * d * s.kv_heads * hd                  # W_K, W_V (kv_heads of them: GQA)
+    o = h * hd * d                                # W_O
+    if not s.gated_ffn:
+        other += h * hd + 2 * s.kv_heads * hd + d  # GPT-style biases on Q, K, V and O
+    return float(q + kv + o), float(other)
+
+
+def _ffn_params(s: ModelSpec, hidden: int) -> tuple[float, float]:
+    """(matmul params, biases) of one FFN (or one expert) of hidden size ``hidden``."""
+    mats = 3 if s.gated_ffn else 2                # SwiGLU: gate, up, down; GPT: up, down
+    bias = 0.0 if s.gated_ffn else float(hidden + s.d_model)
+    return float(mats * s.d_model * hidden), bias
+
+
+def params_per_layer(s: ModelSpec) -> dict[str, float]:
+    """Parameter breakdown of one layer of each kind (matmul weights unless noted).
+
+    Keys: ``attention`` (matmul), ``attention_other`` (biases, latent norms), ``norms`` (the
+    two pre-norms), ``dense_ffn`` (a dense layer's FFN), ``expert`` (one routed or shared expert),
+    ``router`` (the gating matrix, d_model x experts), ``moe_ffn_total`` (all experts + router),
+    ``moe_ffn_active`` (top_k + shared experts + router), ``dense_layer`` and ``moe_layer_total``
+    / ``moe_layer_active`` (whole layers).
+    """
+    s = spec(s)
+    attn, attn_other = _attention_params(s)
+    norms = 2.0 * s.d_model                       # pre-attention and pre-FFN norm scales
+    if not s.gated_ffn:
+        norms *= 2                                # LayerNorm has a bias too
+    dense, dense_b = _ffn_params(s, s.d_ff)
+    out = {"attention": attn, "attention_other": attn_other, "norms": norms, "dense_ffn": dense,
+           "dense_ffn_bias": dense_b,
+           "dense_layer": attn + attn_other + norms + dense + dense_b}
+    if is_moe(s):
+        expert, expert_b = _ffn_params(s, s.expert_d_ff)
+        router = float(s.d_model * s.experts)     # gating logits, one per routed expert
+        total = (s.experts + s.shared_experts) * (expert + expert_b) + router
+        active = (s.top_k + s.shared_experts) * (expert + expert_b) + router
+        out.update({"expert": expert, "router": router, "moe_ffn_total": total,
+                    "moe_ffn_active": active,
+                    "moe_layer_total": attn + attn_other + norms + total,
+                    "moe_layer_active": attn + attn_other + norms + active})
+    return out
+
+
+def embedding_params(s: ModelSpec) -> float:
+    """Token embedding plus LM head (``2 V d``, or ``V d`` when tied)."""
+    s = spec(s)
+    return float(s.vocab * s.d_model * (1 if s.tied_embeddings else 2))
+
+
+def _dense_layer_count(s: ModelSpec) -> int:
+    return s.dense_layers if is_moe(s) else s.layers
+
+
+def total_params(s: ModelSpec | Mapping) -> float:
+    """All parameters, embeddings included."""
+    s = spec(s)
+    p = params_per_layer(s)
+    n = _dense_layer_count(s) * p["dense_layer"]
+    if is_moe(s):
+        n += moe_layers(s) * p["moe_layer_total"]
+    final_norm = s.d_model * (1 if s.gated_ffn else 2)
+    return float(n + embedding_params(s) + final_norm)
+
+
+def active_params(s: ModelSpec | Mapping) -> float:
+    """Parameters one token touches (routed top_k + shared experts), embeddings included."""
+    s = spec(s)
+    p = params_per_layer(s)
+    n = _dense_layer_count(s) * p["dense_layer"]
+    if is_moe(s):
+        n += moe_layers(s) * p["moe_layer_active"]
+    final_norm = s.d_model * (1 if s.gated_ffn else 2)
+    return float(n + embedding_params(s) + final_norm)
+
+
+def matmul_params_active(s: ModelSpec | Mapping) -> float:
+    """Active matmul parameters excluding embeddings and LM head (the ``N`` of 6N)."""
+    s = spec(s)
+    p = params_per_layer(s)
+    n = _dense_layer_count(s) * (p["attention"] + p["dense_ffn"])
+    if is_moe(s):
+        n += moe_layers(s) * (p["attention"] + (s.top_k + s.shared_experts) * p["expert"] + p["router"])
+    return float(n)
+
+
+# ---------------------------------------------------------------------------------------------
+# FLOPs
+# ---------------------------------------------------------------------------------------------
+
+def matmul_flops_per_token(s: ModelSpec | Mapping) -> float:
+    """Forward matmul FLOPs per token: ``2 N_active + 2 d V`` (LM head).
+
+    Kaplan et al. 2020, Table 1 (C_forward = 2N + 2 n_layer n_ctx d_attn; the attention term is
+    :func:`attention_flops_per_token`); Narayanan et al. 2021, Eq. 3 counts the same weights for
+    GPT (24 B s h^2 per layer forward + 2 B s h V for the logits).
+    """
+    s = spec(s)
+    return 2.0 * matmul_params_active(s) + 2.0 * s.d_model * s.vocab
+
+
+def attention_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = True):
+    """Forward FLOPs per token of the attention score (Q K^T) and context (P V) products.
+
+    Per layer and token: ``2 * ctx * heads * d_qk`` for the scores and ``2 * ctx * heads * d_v``
+    for the context, with ``ctx = seq_len`` for full (non-causal or unfused-masked) attention and
+    ``ctx = (seq_len + 1) / 2`` on average under a causal mask that the kernel exploits (flash
+    attention skips masked tiles). Narayanan et al. 2021, Eq. 3's ``4 B s^2 h`` per layer forward
+    is the full-square case (``causal=False``). ``seq_len`` may be a numpy array.
+    """
+    s = spec(s)
+    import numpy as np
+    seq = np.asarray(seq_len, dtype=float)
+    if np.any(seq < 1):
+        raise ValueError(f"seq_len={seq_len!r} must be >= 1")
+    ctx = (seq + 1.0) / 2.0 if causal else seq
+    hd = head_dim(s)
+    d_qk = hd + rope_head_dim(s)
+    d_v = hd
+    out = s.layers * 2.0 * ctx * s.heads * (d_qk + d_v)
+    return float(out) if out.ndim == 0 else out
+
+
+def forward_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = True):
+    """Forward FLOPs per token: matmuls (incl. LM head) + attention."""
+    return matmul_flops_per_token(s) + attention_flops_per_token(s, seq_len, causal)
+
+
+def training_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = True):
+    """Model FLOPs per trained token: 3x forward (forward + 2x backward), i.e. 6N + attention.
+
+    Kaplan et al. 2020, Table 1 (C ~ 6N per token); Narayanan et al. 2021, Eq. 3 without its
+    recompute pass (their ``96 B s l h^2 (1 + s/6h + V/16lh)`` is 4x forward, i.e. it includes the
+    extra forward pass of full recomputation; model FLOPs are 3/4 of that).
+    """
+    return 3.0 * forward_flops_per_token(s, seq_len, causal)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bytes
+# ---------------------------------------------------------------------------------------------
+
+def kv_cache_bytes_per_token(s: ModelSpec | Mapping, precision_bytes: float) -> float:
+    """KV-cache bytes per token of context, over all layers.
+
+    GQA/MHA: ``2 * kv_heads * head_dim * layers`` elements (keys and values).
+    MLA: ``(kv_lora_rank + qk_rope_head_dim) * layers`` elements: the compressed latent and the
+    shared RoPE key (DeepSeek-V2, arXiv 2405.04434, section 2.1.2 and Table 1).
+    """
+    s = spec(s)
+    if not (isinstance(precision_bytes, (int, float)) and precision_bytes > 0):
+        raise ValueError(f"precision_bytes={precision_bytes!r} must be a positive number")
+    if is_mla(s):
+        elems = (s.kv_lora_rank + rope_head_dim(s)) * s.layers
+    else:
+        elems = 2 * s.kv_heads * head_dim(s) * s.layers
+    return float(elems * precision_bytes)
+
+
+# ---------------------------------------------------------------------------------------------
+# A plausible architecture from totals
+# ---------------------------------------------------------------------------------------------
+
+def from_total_active(total_params: float, active_params: float, *, top_k: int = 8,
+                      shared_experts: int = 1, expert_ratio: float = 2048 / 7168,
+                      d_model_per_layer: float = 7168 / 61, head_dim_: int = 128, kv_heads: int = 8,
+                      vocab: int = 163840, dense_layers: int = 1, d_model_multiple: int = 1024,
+                      experts_multiple: int = 8) -> ModelSpec:
+    """Derive a plausible MoE architecture with the given total and active parameter counts.
+
+    Rules (each a stated assumption, defaults from DeepSeek-V3 / Kimi-K2, whose published
+    configs share d_model 7168, 61 layers, expert FFN 2048, top-8 + 1 shared expert):
+
+    1. SwiGLU experts of hidden size ``expert_ratio * d_model``; ``top_k`` routed + ``shared_experts``
+       active per token; GQA attention with ``head_dim_``-wide heads (``heads = d_model / head_dim_``)
+       and ``kv_heads`` KV heads; ``dense_layers`` leading dense layers whose ``d_ff`` equals
+       ``(top_k + shared_experts) * expert_d_ff``, so a dense layer costs what an MoE layer's
+       active part costs (DeepSeek-V3: 18432 = 9 x 2048).
+    2. Depth and width keep the aspect ratio ``d_model / layers = d_model_per_layer`` (~117).
+       ``d_model`` is the multiple of ``d_model_multiple`` that best matches the active count at
+       that aspect ratio; ``layers`` is then set from the active count.
+    3. The number of routed experts is then fixed by the total count, rounded to a multiple of
+       ``experts_multiple`` (so expert parallelism of 8, 16, ... divides it).
+
+    The result matches ``active_params`` and ``total_params`` to within a few percent (the
+    rounding); callers should report :func:`total_params` / :func:`active_params` of the result.
+    """
+    for name, v in (("total_params", total_params), ("active_params", active_params)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name}={v!r} must be a positive number")
+    if active_params > total_params:
+        raise ValueError(f"active_params={active_params:.3g} exceeds total_params={total_params:.3g}")
+    if top_k < 1 or shared_experts < 0:
+        raise ValueError(f"top_k={top_k} must be >= 1 and shared_experts={shared_experts} >= 0")
+
+    def build(d: int, layers: int, experts: int) -> ModelSpec:
+        f = max(128, int(round(expert_ratio * d / 128)) * 128)
+        return ModelSpec(layers=layers, d_model=d, heads=d // head_dim_,
+                         kv_heads=min(kv_heads, d // head_dim_), d_ff=(top_k + shared_experts) * f,
+                         vocab=vocab, experts=experts, top_k=top_k, expert_d_ff=f,
+                         shared_experts=shared_experts, dense_layers=min(dense_layers, layers - 1),
+                         gated_ffn=True, head_dim=head_dim_)
+
+    def active_of(d: int, layers: int) -> float:
+        return active_params_fn(build(d, layers, max(top_k, experts_multiple)))
+
+    active_params_fn = globals()["active_params"]
+    total_params_fn = globals()["total_params"]
+    best = None
+    for d in range(d_model_multiple, 64 * d_model_multiple + 1, d_model_multiple):
+        layers = max(2, int(round(d / d_model_per_layer)))
+        err = abs(math.log(active_of(d, layers) / active_params))
+        if best is None or err < best[0]:
+            best = (err, d)
+    d = best[1]
+    # layers from the active count at this width
+    per_layer = active_of(d, 3) - active_of(d, 2)
+    base = active_of(d, 2) - 2 * per_layer
+    layers = max(2, int(round((active_params - base) / per_layer)))
+    s0 = build(d, layers, max(top_k, experts_multiple))
+    per_expert = moe_layers(s0) * params_per_layer(s0)["expert"]
+    extra = (total_params - total_params_fn(s0)) / per_expert
+    experts = s0.experts + extra
+    experts = max(top_k, int(round(experts / experts_multiple)) * experts_multiple, experts_multiple)
+    return build(d, layers, experts)

@@ -1,0 +1,136 @@
+"""Alpha-beta (latency-bandwidth) cost of collectives on a link, flat or hierarchical.
+
+For ``p`` ranks, a message of ``S`` bytes per rank, per-step latency ``alpha`` and per-rank link
+bandwidth ``B`` (one direction, times an achieved efficiency), the ring algorithms cost
+(Thakur, Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations in
+MPICH", IJHPCA 19(1), section 4; NCCL docs, "Performance" / nccl-tests ``doc/PERFORMANCE.md``,
+whose *bus bandwidth* is exactly ``B`` below):
+
+* reduce-scatter, all-gather: ``(p-1) alpha + (p-1)/p * S / B``
+* all-reduce (reduce-scatter + all-gather): ``2 (p-1) alpha + 2 (p-1)/p * S / B``
+* all-to-all (pairwise exchange): ``(p-1) alpha + (p-1)/p * S / B``
+* point-to-point: ``alpha + S / B``
+
+``S`` is the full buffer per rank (the all-reduce input, the all-gather *output*, the
+reduce-scatter *input*, the all-to-all send buffer). A tree all-reduce has ``2 log2(p)`` latency
+steps and the same bandwidth term (NCCL's double binary tree), used when it is cheaper.
+
+A group that spans scale-up domains runs hierarchically: the ``p_in`` ranks of a domain work on
+NVLink and the ``p_out = p / p_in`` domains on the scale-out NICs, each GPU driving its own NIC
+(rail-optimised fabric). E.g. a hierarchical all-reduce is a reduce-scatter inside the domain, an
+all-reduce of ``S/p_in`` across domains, and an all-gather inside the domain.
+
+All functions take numpy arrays (broadcast together) and return arrays of seconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Link", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "all_to_all_s", "p2p_s",
+           "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
+
+
+class Link:
+    """One direction of a per-GPU link: ``bytes_per_s`` (line rate), ``efficiency``, ``latency_s``."""
+
+    __slots__ = ("bytes_per_s", "efficiency", "latency_s")
+
+    def __init__(self, bytes_per_s: float, efficiency: float = 1.0, latency_s: float = 0.0):
+        for name, v, lo in (("bytes_per_s", bytes_per_s, 0.0), ("efficiency", efficiency, 0.0),
+                            ("latency_s", latency_s, -1.0)):
+            if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > lo):
+                raise ValueError(f"Link {name}={v!r} must be a finite number > {max(lo, 0)}"
+                                 + (" (or 0)" if name == "latency_s" else ""))
+        if efficiency > 1:
+            raise ValueError(f"Link efficiency={efficiency!r} must be in (0, 1]")
+        self.bytes_per_s = float(bytes_per_s)
+        self.efficiency = float(efficiency)
+        self.latency_s = float(latency_s)
+
+    @property
+    def effective_bytes_per_s(self) -> float:
+        return self.bytes_per_s * self.efficiency
+
+    def __repr__(self):
+        return f"Link({self.bytes_per_s:.3g} B/s, eff {self.efficiency}, {self.latency_s:.2g} s)"
+
+
+def _args(bytes_, ranks):
+    b = np.asarray(bytes_, dtype=float)
+    p = np.asarray(ranks, dtype=float)
+    if np.any(b < 0) or np.any(p < 1):
+        raise ValueError("message bytes must be >= 0 and ranks >= 1")
+    return b, p
+
+
+def reduce_scatter_s(bytes_, ranks, link: Link):
+    """Ring reduce-scatter of a ``bytes_`` buffer over ``ranks`` (Thakur et al. 2005, Sec. 4.4)."""
+    b, p = _args(bytes_, ranks)
+    t = (p - 1) * link.latency_s + (p - 1) / p * b / link.effective_bytes_per_s
+    return np.where(p > 1, t, 0.0)
+
+
+def all_gather_s(bytes_, ranks, link: Link):
+    """Ring all-gather producing a ``bytes_`` buffer on each rank (Thakur et al. 2005, Sec. 4.1)."""
+    return reduce_scatter_s(bytes_, ranks, link)
+
+
+def all_reduce_s(bytes_, ranks, link: Link):
+    """All-reduce: min of ring (Rabenseifner RS+AG, 2(p-1) steps) and double binary tree."""
+    b, p = _args(bytes_, ranks)
+    bw = 2 * (p - 1) / p * b / link.effective_bytes_per_s
+    ring = 2 * (p - 1) * link.latency_s + bw
+    tree = 2 * np.ceil(np.log2(np.maximum(p, 1))) * link.latency_s + bw
+    return np.where(p > 1, np.minimum(ring, tree), 0.0)
+
+
+def all_to_all_s(bytes_, ranks, link: Link):
+    """Pairwise-exchange all-to-all; ``bytes_`` is the send buffer per rank (1/p stays local)."""
+    return reduce_scatter_s(bytes_, ranks, link)
+
+
+def p2p_s(bytes_, link: Link):
+    """One point-to-point transfer."""
+    b = np.asarray(bytes_, dtype=float)
+    return np.where(b > 0, link.latency_s + b / link.effective_bytes_per_s, 0.0)
+
+
+def _split(ranks, ranks_in_domain):
+    p, d = np.broadcast_arrays(np.asarray(ranks, float), np.asarray(ranks_in_domain, float))
+    p_in = np.minimum(p, np.maximum(d, 1))
+    p_out = np.maximum(p / p_in, 1.0)
+    return p_in, p_out
+
+
+def hierarchical_reduce_scatter_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link):
+    """Reduce-scatter over ``ranks`` of which ``ranks_in_domain`` share a scale-up domain.
+
+    Inside first (full buffer), then across domains on ``1/p_in`` of it (NCCL's hierarchical /
+    PAT algorithms have the same bandwidth terms).
+    """
+    p_in, p_out = _split(ranks, ranks_in_domain)
+    b = np.asarray(bytes_, float)
+    return reduce_scatter_s(b, p_in, inner) + reduce_scatter_s(b / p_in, p_out, outer)
+
+
+def hierarchical_all_reduce_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link):
+    """Reduce-scatter inside the domain, all-reduce across, all-gather inside."""
+    p_in, p_out = _split(ranks, ranks_in_domain)
+    b = np.asarray(bytes_, float)
+    hier = 2 * reduce_scatter_s(b, p_in, inner) + all_reduce_s(b / p_in, p_out, outer)
+    return np.where(p_out > 1, hier, all_reduce_s(b, p_in, inner))
+
+
+def hierarchical_all_to_all_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link):
+    """All-to-all whose peers are partly inside the domain (NVLink) and partly outside (NICs).
+
+    The ``p_in - 1`` in-domain peers' share goes over NVLink and the ``p - p_in`` others' share
+    over the GPU's NIC at the same time; the slower of the two sets the time.
+    """
+    p, d = np.broadcast_arrays(np.asarray(ranks, float), np.asarray(ranks_in_domain, float))
+    p_in = np.minimum(p, np.maximum(d, 1))
+    b = np.asarray(bytes_, float)
+    t_in = (p_in - 1) * inner.latency_s + (p_in - 1) / p * b / inner.effective_bytes_per_s
+    t_out = (p - p_in) / p_in * outer.latency_s + (p - p_in) / p * b / outer.effective_bytes_per_s
+    return np.where(p > 1, np.maximum(t_in, t_out), 0.0)

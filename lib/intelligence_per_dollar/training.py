@@ -1,0 +1,632 @@
+"""Training performance from first principles: memory per GPU, step time, parallelism search.
+
+One call evaluates whole arrays of candidate configurations (one element per candidate), so the
+search over TP x PP x interleave x DP x EP x CP x micro-batch x recompute x ZeRO is a few numpy
+passes (:func:`evaluate`). :func:`estimate` and :func:`gpus_for_deadline` are the API contract of
+issue 3. MFU is never an input: it comes out of the shapes, the calibrated efficiency curves
+(:mod:`.efficiency`) and the collective costs (:mod:`.collectives`).
+
+Step time of the bottleneck pipeline stage (Narayanan et al. 2021, "Efficient Large-Scale Language
+Model Training on GPU Clusters Using Megatron-LM", SC'21, section 2.2 and 3):
+
+    t_step = (m + (pp - 1) / v) * t_microbatch + t_dp_exposed + t_optimizer
+
+with ``m`` micro-batches per pipeline, ``v`` interleaved stages per rank (the bubble fraction is
+``(pp-1)/(v m)``, their Eq. for interleaved 1F1B) and ``t_microbatch`` the forward + backward (+
+recompute) time of one micro-batch on the stage's layers, including TP collectives (Shoeybi et
+al. 2019: two all-reduces per layer forward, two backward; with sequence parallelism the same
+bytes as all-gather + reduce-scatter, Korthikanti et al. 2022 section 4.2.2), expert-parallel
+all-to-alls, context-parallel KV exchange and pipeline point-to-point sends.
+
+Memory per GPU: weights, gradients and Adam states with ZeRO stages (Rajbhandari et al. 2020,
+"ZeRO", section 5: 2 + 2 + 12 bytes per parameter in mixed precision, here with Megatron's 4-byte
+fp32 main gradients) and activations per Korthikanti et al. 2022 (arXiv 2205.05198), section 4,
+Table 2: ``s b h (34 + 5 a s / h)`` bytes per layer, divided by ``t`` with sequence parallelism,
+only the layer input ``2 s b h`` with full recompute, and the first stage holding ``pp``
+micro-batches (``1 + (pp-1)/(pp v)`` more when interleaved).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+import numpy as np
+
+from . import architecture, collectives, efficiency, hardware
+
+__all__ = ["Stack", "MODERN", "MEGATRON_2021", "Estimate", "Deadline", "PARALLELISM_KEYS", "RECOMPUTE",
+           "evaluate", "estimate", "gpus_for_deadline", "candidates", "search"]
+
+RECOMPUTE = ("none", "selective", "full")
+PARALLELISM_KEYS = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "recompute", "zero")
+PRECISIONS = ("bf16", "fp8", "fp4")
+
+#: Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, section 3.1): fp32
+#: master weights (4) + first and second moments (4 + 4).
+OPTIMIZER_STATE_BYTES_PER_PARAM = 12.0
+#: Bytes moved through HBM per local parameter by a fused Adam step: read/write master, m, v
+#: (3 x 8), read the fp32 gradient (4), write the bf16 weight (2).
+OPTIMIZER_STEP_BYTES_PER_PARAM = 30.0
+#: Bytes of a stored activation element (BF16/FP16), Korthikanti et al. 2022 section 4.1.
+ACTIVATION_BYTES = 2.0
+#: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
+ATTENTION_BWD_OVER_FWD = 2.5
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Properties of the training software (facts about a framework version, not tuning knobs).
+
+    ``flash_attention``: fused attention that never stores the s x s scores and skips masked
+    tiles (False: Megatron 2021-22 unfused softmax, full square computed, Korthikanti's
+    ``5 a s / h`` term). ``sequence_parallel``: LayerNorm/dropout activations split over TP.
+    ``dp_overlap``: gradient reduce-scatter / parameter all-gather overlapped with backward /
+    forward (Megatron-Core ``overlap_grad_reduce``); False: after the pipeline flush.
+    ``tp_overlap``: TP collectives overlapped with the adjacent GEMMs (TE userbuffers).
+    ``ep_overlap``: expert all-to-alls overlapped with other micro-batches' compute.
+    ``grad_bytes``: bytes per gradient element in the buffer and in the DP reduction.
+    """
+
+    flash_attention: bool = True
+    sequence_parallel: bool = True
+    dp_overlap: bool = True
+    tp_overlap: bool = False
+    ep_overlap: bool = False
+    grad_bytes: float = 4.0
+    grad_reduce_bytes: float = 2.0
+
+
+MODERN = Stack()
+MEGATRON_2021 = Stack(flash_attention=False, sequence_parallel=False, dp_overlap=False, tp_overlap=False,
+                      grad_bytes=4.0, grad_reduce_bytes=2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Static (per model / hardware) quantities
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Ctx:
+    s: architecture.ModelSpec
+    acc: hardware.Accelerator
+    ceil: efficiency.Ceilings
+    precision: str
+    peak: float
+    bf16_peak: float
+    op_bytes: float
+    seq_len: int
+    batch_seqs: int
+    stack: Stack
+    scaleup: collectives.Link
+    scaleout: collectives.Link
+    domain: int
+
+
+def _context(model, hw, precision, seq_len, global_batch_tokens, stack, scenario, fallback) -> _Ctx:
+    s = architecture.spec(model)
+    acc = hw if isinstance(hw, hardware.Accelerator) else hardware.get(hw)
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
+    if not acc.supports(precision) and not fallback:
+        have = [p for p in PRECISIONS if acc.supports(p)]
+        raise ValueError(f"precision={precision!r} is not supported by the tensor cores of hardware "
+                         f"{acc.id!r} (it has {', '.join(have)}); pass fallback=True to run it at the "
+                         f"next wider precision")
+    peak = hardware.dense_flop_per_s(acc, precision, fallback=fallback)
+    run_precision = precision
+    if not acc.supports(precision):
+        run_precision = next(p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):]
+                             if acc.supports(p))
+    if not (isinstance(seq_len, (int, np.integer)) and seq_len >= 1):
+        raise ValueError(f"seq_len={seq_len!r} must be an integer >= 1")
+    if not (isinstance(global_batch_tokens, (int, float, np.integer, np.floating))
+            and global_batch_tokens >= seq_len):
+        raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a number >= seq_len={seq_len}")
+    batch = global_batch_tokens / seq_len
+    if abs(batch - round(batch)) > 1e-9 * batch:
+        raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a whole number of "
+                         f"sequences of seq_len={seq_len}")
+    ceil = efficiency.ceilings(acc, scenario)
+    up = collectives.Link(acc.scaleup_bytes_per_s_one_way, ceil.scaleup_efficiency, ceil.scaleup_latency_s)
+    out_bw = acc.scaleout_bytes_per_s or acc.scaleup_bytes_per_s_one_way / 18
+    out = collectives.Link(out_bw, ceil.scaleout_efficiency, ceil.scaleout_latency_s)
+    op_bytes = hardware.BYTES_PER_ELEMENT[run_precision]
+    return _Ctx(s, acc, ceil, run_precision, peak if acc.supports(precision) else
+                hardware.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
+                int(seq_len), int(round(batch)), stack or MODERN, up, out, int(acc.scaleup_domain_gpus))
+
+
+def _activation_bytes_per_token(s: architecture.ModelSpec, seq_len: int, flash: bool, moe: bool):
+    """Stored activation bytes per token of one layer, split (split_by_tp, not_split_without_sp, core).
+
+    Korthikanti et al. 2022, section 4.1 (GPT: 11h attention + 19h MLP + 4h norms = 34h, plus
+    5 a s for the unfused attention core), generalised to GQA/MLA, SwiGLU and MoE FFNs.
+    ``core`` is the attention-core part that selective recompute drops.
+    """
+    d, hd = s.d_model, architecture.head_dim(s)
+    hq = s.heads * hd
+    dropout = 0 if s.gated_ffn else 1            # GPT-style models train with dropout masks (1 byte)
+    # attention block
+    qkv = 2 * (hq + 2 * s.kv_heads * hd) if not architecture.is_mla(s) else \
+        2 * (s.heads * (hd + architecture.rope_head_dim(s)) * 2 + s.heads * hd)
+    attn_split = qkv + 2 * hq                      # Q, K, V for the core + core output (proj input)
+    attn_unsplit = 2 * d + dropout * d             # block input (QKV GEMM input) + output dropout mask
+    core = 0.0 if flash else 5.0 * s.heads * seq_len  # softmax out (2), dropout mask (1), dropout out (2)
+    # FFN block
+    if moe:
+        k = s.top_k
+        f = s.expert_d_ff
+        routed = k * ((2 * 2 * f + 2 * f) if s.gated_ffn else (2 * f + 2 * f)) + k * 2 * d
+        shared = s.shared_experts * ((2 * 2 * f + 2 * f) if s.gated_ffn else 4 * f)
+        ffn_split = routed + shared
+    else:
+        f = s.d_ff
+        ffn_split = (2 * 2 * f + 2 * f) if s.gated_ffn else (2 * f + 2 * f)  # GeLU/SwiGLU in, down in
+    ffn_unsplit = 2 * d + dropout * d
+    norms = 2 * 2 * d                              # inputs of the two norms
+    return float(attn_split + ffn_split), float(attn_unsplit + ffn_unsplit + norms), float(core)
+
+
+# ---------------------------------------------------------------------------------------------
+# The vectorised evaluator
+# ---------------------------------------------------------------------------------------------
+
+def _gemm(ctx: _Ctx, m, n, k, groups=1):
+    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                  ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
+                                  output_bytes=ACTIVATION_BYTES, groups=groups)
+
+
+def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Step time and memory of candidate configurations ``c`` (arrays: tp, pp, dp, cp, ep,
+    microbatch, interleave, recompute (0 none, 1 selective, 2 full), zero (0-3)).
+
+    Returns arrays: ``step_time_s``, ``memory_per_gpu_bytes`` and the parts of both.
+    """
+    s, acc, ceil, st = ctx.s, ctx.acc, ctx.ceil, ctx.stack
+    tp, pp, dp, cp, ep = (np.asarray(c[k], float) for k in ("tp", "pp", "dp", "cp", "ep"))
+    mb, v, rc, zero = (np.asarray(c[k], float) for k in ("microbatch", "interleave", "recompute", "zero"))
+    seq = ctx.seq_len
+    d, hd, L = s.d_model, architecture.head_dim(s), s.layers
+    gated = 3 if s.gated_ffn else 2
+    sp = st.sequence_parallel
+    T = mb * seq / cp                                  # tokens per micro-batch per TP group
+    m = ctx.batch_seqs / (dp * mb)                     # micro-batches per pipeline per step
+    p = architecture.params_per_layer(s)
+    L_moe = architecture.moe_layers(s)
+    L_dense = L - L_moe
+
+    # ---- GEMM time per layer, forward -------------------------------------------------------
+    attn_n = p["attention"] / d                        # all attention matmul params as (d x n)
+    t_attn_gemm = _gemm(ctx, T, attn_n / tp, d)
+    t_dense_ffn = (_gemm(ctx, T, (gated - 1) * s.d_ff / tp, d) + _gemm(ctx, T, d, s.d_ff / tp)) if L_dense else 0.0
+    t_moe_ffn = 0.0
+    if L_moe:
+        local_experts = s.experts / ep
+        te = T / tp * ep * s.top_k / s.experts         # tokens per local expert (balanced routing)
+        t_moe_ffn = (_gemm(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts)
+                     + _gemm(ctx, te, d, s.expert_d_ff, local_experts)
+                     + _gemm(ctx, T / tp, s.experts, d))  # router
+        if s.shared_experts:
+            fs = s.shared_experts * s.expert_d_ff
+            t_moe_ffn = t_moe_ffn + _gemm(ctx, T, (gated - 1) * fs / tp, d) + _gemm(ctx, T, d, fs / tp)
+
+    # ---- attention core, forward and backward -------------------------------------------------
+    attn_fwd_flop = architecture.attention_flops_per_token(s, seq, causal=st.flash_attention) / L * T / tp
+    if st.flash_attention:
+        t_core_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), seq,
+                                                bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil)
+        t_core_f = t_core_fb / (1 + ATTENTION_BWD_OVER_FWD)
+        t_core_b = t_core_fb - t_core_f
+    else:
+        # unfused: batched GEMMs Q K^T (s x s x hd) and P V (s x hd x s) over mb*heads/tp, in bf16
+        bmm = mb * s.heads / tp
+        dqk = hd + architecture.rope_head_dim(s)
+        ctx16 = replace(ctx, precision="bf16", peak=ctx.bf16_peak, op_bytes=2.0)
+        t_core_f = _gemm(ctx16, seq / cp, seq, dqk, bmm) + _gemm(ctx16, seq / cp, hd, seq, bmm)
+        t_core_b = 2 * t_core_f
+
+    # ---- elementwise (memory-bound) traffic ---------------------------------------------------
+    def act_parts(moe):
+        split, unsplit, core = _activation_bytes_per_token(s, seq / 1, st.flash_attention, moe)
+        return split, unsplit, core
+    ew = []
+    for moe in (False, True):
+        split, unsplit, core = act_parts(moe)
+        per_tok = (split + core) / tp + (unsplit / tp if sp else unsplit)  # bytes per token per GPU
+        ew.append((per_tok, split, unsplit, core))
+    hbm = acc.hbm_bytes_per_s * ceil.hbm_fraction
+
+    def ew_time(per_tok):
+        return T * per_tok * ceil.elementwise_traffic_fwd / hbm
+
+    # ---- TP collectives per layer: 2 all-reduces (or AG+RS) forward, 2 backward ---------------
+    tp_bytes = T * d * ACTIVATION_BYTES
+    tp_in = np.minimum(tp, ctx.domain)
+    t_tp_one = collectives.hierarchical_all_reduce_s(tp_bytes, tp, tp_in, ctx.scaleup, ctx.scaleout)
+    t_tp_fwd = 2 * t_tp_one
+
+    # ---- CP: ring exchange of K and V, overlapped with the attention core ---------------------
+    if architecture.is_mla(s):
+        kv_elems = s.heads * (2 * hd + architecture.rope_head_dim(s))
+    else:
+        kv_elems = 2 * s.kv_heads * hd
+    cp_bytes = T * kv_elems * ACTIVATION_BYTES / tp
+    cp_link_in = np.minimum(cp, np.maximum(ctx.domain // tp, 1))
+    t_cp = collectives.hierarchical_all_reduce_s(cp_bytes * cp / 2, cp, cp_link_in, ctx.scaleup, ctx.scaleout)
+    t_cp_f = np.maximum(0.0, t_cp - t_core_f)
+    t_cp_b = np.maximum(0.0, 2 * t_cp - t_core_b)
+
+    # ---- EP all-to-all (dispatch + combine) per MoE layer ------------------------------------
+    t_a2a_f = 0.0
+    if L_moe:
+        disp_bytes = 1.0 if ctx.precision in ("fp8", "fp4") else 2.0
+        a2a_bytes = T / tp * s.top_k * d
+        ep_in = np.minimum(ep, ctx.domain)
+        t_a2a_f = (collectives.hierarchical_all_to_all_s(a2a_bytes * disp_bytes, ep, ep_in, ctx.scaleup, ctx.scaleout)
+                   + collectives.hierarchical_all_to_all_s(a2a_bytes * 2.0, ep, ep_in, ctx.scaleup, ctx.scaleout))
+        t_a2a_f = np.where(ep > 1, t_a2a_f, 0.0)
+
+    # ---- per-layer totals ---------------------------------------------------------------------
+    def layer(t_ffn, ew_per_tok, a2a):
+        gemm_f = t_attn_gemm + t_ffn
+        tp_f = t_tp_fwd if not st.tp_overlap else np.maximum(0.0, t_tp_fwd - gemm_f)
+        tp_f = np.where(tp > 1, tp_f, 0.0)
+        a2a_f = a2a if not st.ep_overlap else np.maximum(0.0, a2a - gemm_f)
+        ew_f = ew_time(ew_per_tok)
+        fwd = gemm_f + t_core_f + ew_f + tp_f + t_cp_f + a2a_f
+        # sequence parallelism re-does the input all-gathers in backward for the weight gradients
+        # instead of storing the gathered tensors (Korthikanti et al. 2022, section 4.2.2)
+        tp_b = tp_f + (np.where(tp > 1, t_tp_one, 0.0) if sp and not st.tp_overlap else 0.0)
+        bwd = 2 * gemm_f + t_core_b + ew_f * ceil.elementwise_traffic_bwd / ceil.elementwise_traffic_fwd \
+            + tp_b + t_cp_b + a2a_f
+        # recompute: full -> the whole forward again; selective -> the attention core (unfused)
+        sel = 0.0 if st.flash_attention else t_core_f + ew_time(ew[0][3] / tp)
+        re = np.where(rc == 2, fwd, np.where(rc == 1, sel, 0.0))
+        return fwd, bwd, re
+    fd, bd, rd = layer(t_dense_ffn, ew[0][0], 0.0)
+    fm, bm, rm = (layer(t_moe_ffn, ew[1][0], t_a2a_f) if L_moe else (0.0, 0.0, 0.0))
+    t_model_mb = L_dense * (fd + bd + rd) + L_moe * (fm + bm + rm)   # all layers, one micro-batch
+    layers_per_stage = np.ceil(L / (pp * v)) * v
+    t_stage = t_model_mb * layers_per_stage / L
+    # LM head (+ loss) on the last stage: logits GEMM forward + 2x backward
+    t_head = 3 * _gemm(ctx, T, s.vocab / tp, d)
+    # pipeline p2p: activation (fwd) and gradient (bwd) per micro-batch per virtual stage
+    # (Narayanan et al. 2021 section 4.1 "scatter/gather": each TP rank sends 1/tp of the tensor on
+    # its own NIC; without sequence parallelism the receiver all-gathers it over NVLink)
+    p2p_bytes = T * d * ACTIVATION_BYTES / tp
+    p2p_link_in_domain = (tp * cp * dp * pp) <= ctx.domain
+    t_p2p = np.where(p2p_link_in_domain, collectives.p2p_s(p2p_bytes, ctx.scaleup),
+                     collectives.p2p_s(p2p_bytes, ctx.scaleout))
+    if not sp:
+        t_p2p = t_p2p + collectives.all_gather_s(T * d * ACTIVATION_BYTES, tp, ctx.scaleup)
+    t_p2p = np.where(pp > 1, 2 * v * t_p2p, 0.0)
+    t_mb = t_stage + t_head + t_p2p
+    t_fwd_mb = (L_dense * fd + L_moe * fm) * layers_per_stage / L
+    t_bwd_mb = (L_dense * bd + L_moe * bm) * layers_per_stage / L
+    t_pipeline = (m + (pp - 1) / v) * t_mb
+
+    # ---- parameters per GPU --------------------------------------------------------------------
+    emb = architecture.embedding_params(s)
+    expert_total = L_moe * s.experts * p["expert"] if L_moe else 0.0
+    dense_total = architecture.total_params(s) - emb - expert_total
+    dense_per_gpu = dense_total / (tp * pp) * (layers_per_stage * pp / L) + emb / tp * np.where(pp > 1, 0.5, 1.0)
+    exp_per_gpu = expert_total / (ep * pp) * (layers_per_stage * pp / L)
+    dp_dense = dp * cp
+    dp_exp = tp * cp * dp / ep
+
+    # ---- data-parallel gradient reduction and parameter gather ----------------------------------
+    in_dom_dense = np.maximum(1, np.minimum(dp_dense, ctx.domain // (tp * cp)))
+    in_dom_exp = np.maximum(1, np.minimum(dp_exp, ctx.domain // ep))
+    gb = st.grad_reduce_bytes
+
+    def rs(params, ranks, in_dom):
+        return collectives.hierarchical_reduce_scatter_s(params * gb, ranks, in_dom, ctx.scaleup, ctx.scaleout)
+
+    t_rs = rs(dense_per_gpu, dp_dense, in_dom_dense) + rs(exp_per_gpu, dp_exp, in_dom_exp)
+    t_ag = (collectives.hierarchical_reduce_scatter_s(dense_per_gpu * 2.0, dp_dense, in_dom_dense, ctx.scaleup, ctx.scaleout)
+            + collectives.hierarchical_reduce_scatter_s(exp_per_gpu * 2.0, dp_exp, in_dom_exp, ctx.scaleup, ctx.scaleout))
+    # ZeRO-0 all-reduce == reduce-scatter + all-gather of the gradients (same bytes)
+    t_ag = np.where(zero == 0, t_rs * 1.0, t_ag)
+    if st.dp_overlap:
+        t_dp = np.maximum(0.0, t_rs - t_bwd_mb) + np.maximum(0.0, t_ag - t_fwd_mb)
+    else:
+        t_dp = t_rs + t_ag
+    # ZeRO-3 gathers weights for every micro-batch (forward and backward) and reduce-scatters
+    # gradients each micro-batch; prefetching overlaps it with that micro-batch's compute
+    t_z3 = np.maximum(0.0, 2 * t_ag + t_rs - (t_fwd_mb + t_bwd_mb)) * m
+    t_dp = np.where(zero == 3, t_z3 + t_ag, t_dp)
+
+    # ---- optimizer step ------------------------------------------------------------------------
+    local = dense_per_gpu / np.where(zero >= 1, dp_dense, 1) + exp_per_gpu / np.where(zero >= 1, dp_exp, 1)
+    t_opt = local * OPTIMIZER_STEP_BYTES_PER_PARAM / hbm
+
+    step = t_pipeline + t_dp + t_opt
+
+    # ---- memory per GPU ----------------------------------------------------------------------
+    w_bytes = 2.0
+    P = dense_per_gpu + exp_per_gpu
+    weights = np.where(zero >= 3, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * w_bytes
+    grads = np.where(zero >= 2, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * st.grad_bytes
+    optim = np.where(zero >= 1, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * OPTIMIZER_STATE_BYTES_PER_PARAM
+    if zero.ndim and np.any(zero >= 3):  # gathered working copy of one layer
+        weights = weights + np.where(zero >= 3, P / layers_per_stage * w_bytes * 2, 0.0)
+
+    def act_layer(moe_idx):
+        per_tok, split, unsplit, core = ew[moe_idx]
+        full = T * per_tok
+        sel = T * (per_tok - core / tp)
+        inp = T * 2 * d / (tp if sp else 1)
+        return full, sel, inp
+    a_d = act_layer(0)
+    a_m = act_layer(1) if L_moe else a_d
+    frac_moe = L_moe / L
+    a_full = (1 - frac_moe) * a_d[0] + frac_moe * a_m[0]
+    a_sel = (1 - frac_moe) * a_d[1] + frac_moe * a_m[1]
+    a_inp = a_d[2]
+    per_layer = np.where(rc == 2, a_inp, np.where(rc == 1, a_sel, a_full))
+    in_flight = np.minimum(pp, m) * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
+    acts = per_layer * layers_per_stage * in_flight / v * v
+    # working set while recomputing one layer, and the fp32 logits (+ their gradient)
+    acts = acts + np.where(rc == 2, np.maximum(a_d[0], a_m[0]), 0.0) + T * s.vocab / tp * 4.0 * 2
+    memory = weights + grads + optim + acts
+    usable = acc.hbm_bytes * ceil.memory_usable_fraction
+    return {"step_time_s": step, "memory_per_gpu_bytes": memory, "fits": memory <= usable,
+            "usable_bytes": usable, "weights_bytes": weights, "gradients_bytes": grads,
+            "optimizer_bytes": optim, "activations_bytes": acts, "pipeline_s": t_pipeline,
+            "bubble_s": (pp - 1) / v * t_mb, "dp_exposed_s": t_dp, "optimizer_s": t_opt,
+            "microbatch_s": t_mb, "tp_comm_per_layer_s": np.where(tp > 1, 2 * t_tp_fwd, 0.0),
+            "ep_a2a_per_layer_s": 2 * np.asarray(t_a2a_f) * np.ones_like(tp), "microbatches": m}
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidates and search
+# ---------------------------------------------------------------------------------------------
+
+def _divisors(n: int, cap: int | None = None) -> list[int]:
+    out = [k for k in range(1, int(math.isqrt(n)) + 1) if n % k == 0]
+    out = sorted(set(out + [n // k for k in out]))
+    return [k for k in out if cap is None or k <= cap]
+
+
+def candidates(ctx: _Ctx, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
+    """All valid configurations (arrays) for ``gpus`` GPUs, honouring the ``fixed`` keys."""
+    s = ctx.s
+    fixed = dict(fixed or {})
+    cap_tp = ctx.domain
+    tps = [t for t in _divisors(gpus, cap_tp) if s.heads % t == 0 and s.kv_heads % t == 0 or
+           (s.heads % t == 0 and t % s.kv_heads == 0)]
+    pps = [q for q in _divisors(gpus) if q <= s.layers]
+    cps = [c for c in (1, 2, 4, 8, 16, 32) if ctx.seq_len % (2 * c) == 0 or c == 1]
+    vs = [1, 2, 3, 4, 6, 8]
+    mbs = [1, 2, 4, 8]
+    eps = [e for e in _divisors(s.experts)] if s.experts else [1]
+    rcs = [0, 1, 2]
+    zeros = [1, 3] if "zero" not in fixed else [fixed["zero"]]
+    grid = {"tp": tps, "pp": pps, "cp": cps, "interleave": vs, "microbatch": mbs, "ep": eps,
+            "recompute": rcs, "zero": zeros}
+    for k, val in fixed.items():
+        if k in grid:
+            grid[k] = [val]
+    mesh = np.meshgrid(*[np.asarray(x, dtype=np.int64) for x in grid.values()], indexing="ij")
+    c = {k: a.ravel() for k, a in zip(grid, mesh)}
+    ok = (gpus % (c["tp"] * c["pp"] * c["cp"]) == 0)
+    dp = np.where(ok, gpus // np.maximum(c["tp"] * c["pp"] * c["cp"], 1), 0)
+    if "dp" in fixed:
+        ok &= dp == fixed["dp"]
+    ok &= dp >= 1
+    ok &= (ctx.batch_seqs % np.maximum(dp * c["microbatch"], 1) == 0)
+    m = ctx.batch_seqs // np.maximum(dp * c["microbatch"], 1)
+    ok &= (c["interleave"] == 1) | ((c["pp"] > 1) & (m % np.maximum(c["pp"], 1) == 0))
+    ok &= c["pp"] * c["interleave"] <= s.layers
+    ok &= ((c["tp"] * c["cp"] * dp) % c["ep"] == 0)
+    ok &= (c["zero"] != 3) | (c["pp"] == 1)
+    if "interleave" not in fixed:
+        ok &= (c["interleave"] == 1) | (s.layers % (c["pp"] * c["interleave"]) == 0)
+    c = {k: a[ok] for k, a in c.items()}
+    c["dp"] = dp[ok]
+    return c
+
+
+def _choose(ctx, gpus, fixed):
+    c = candidates(ctx, gpus, fixed)
+    n = len(c["tp"])
+    if n == 0:
+        return None, c, None, 0
+    r = evaluate(ctx, c)
+    t = np.where(r["fits"], r["step_time_s"], np.inf)
+    i = int(np.argmin(t))
+    return (i if np.isfinite(t[i]) else None), c, r, n
+
+
+def search(model, hardware_id, gpus, precision, seq_len, global_batch_tokens, *, fixed=None, stack=None,
+           scenario="central", fallback=False):
+    """Evaluate every valid configuration; return ``(candidates, results, best_index_or_None)``."""
+    ctx = _context(model, hardware_id, precision, seq_len, global_batch_tokens, stack, scenario, fallback)
+    i, c, r, _ = _choose(ctx, int(gpus), fixed or {})
+    return c, r, i
+
+
+# ---------------------------------------------------------------------------------------------
+# API contract
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Estimate:
+    """One configuration's predicted performance (SI units)."""
+
+    step_time_s: float
+    tokens_per_s_per_gpu: float
+    model_flops_per_s_per_gpu: float
+    mfu: float
+    memory_per_gpu_bytes: float
+    memory_breakdown_bytes: Mapping[str, float]
+    parallelism: Mapping[str, object]
+    time_breakdown_s: Mapping[str, float]
+    gpus: int
+    hardware: str
+    precision: str
+    model_flops_per_token: float
+    configurations_evaluated: int = 1
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """Smallest whole-rack GPU count meeting a token budget within a deadline."""
+
+    gpus: int | None
+    racks: int | None
+    estimate: Estimate | None
+    days_needed: float | None
+    feasible: bool
+    message: str
+
+
+def _check_parallelism(ctx: _Ctx, gpus: int, par: Mapping) -> dict:
+    unknown = sorted(set(par) - set(PARALLELISM_KEYS))
+    if unknown:
+        raise ValueError(f"parallelism has unknown key(s) {', '.join(map(repr, unknown))}; "
+                         f"allowed: {', '.join(PARALLELISM_KEYS)}")
+    fixed = {}
+    for k, val in par.items():
+        if k == "recompute":
+            if val not in RECOMPUTE:
+                raise ValueError(f"parallelism['recompute']={val!r} is not allowed; allowed: {', '.join(RECOMPUTE)}")
+            fixed[k] = RECOMPUTE.index(val)
+            continue
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < (0 if k == "zero" else 1):
+            raise ValueError(f"parallelism[{k!r}]={val!r} must be an integer >= {0 if k == 'zero' else 1}")
+        if k == "zero" and val > 3:
+            raise ValueError(f"parallelism['zero']={val!r} must be 0, 1, 2 or 3")
+        fixed[k] = int(val)
+    s = ctx.s
+    if "tp" in fixed and s.heads % fixed["tp"]:
+        raise ValueError(f"parallelism['tp']={fixed['tp']} does not divide model heads={s.heads}")
+    if "ep" in fixed and s.experts and s.experts % fixed["ep"]:
+        raise ValueError(f"parallelism['ep']={fixed['ep']} does not divide model experts={s.experts}")
+    if "ep" in fixed and not s.experts and fixed["ep"] != 1:
+        raise ValueError(f"parallelism['ep']={fixed['ep']} needs a mixture-of-experts model (experts=0)")
+    prod_keys = [k for k in ("tp", "pp", "cp", "dp") if k in fixed]
+    if len(prod_keys) == 4 and fixed["tp"] * fixed["pp"] * fixed["cp"] * fixed["dp"] != gpus:
+        raise ValueError(f"tp x pp x cp x dp = {fixed['tp']} x {fixed['pp']} x {fixed['cp']} x {fixed['dp']} = "
+                         f"{fixed['tp'] * fixed['pp'] * fixed['cp'] * fixed['dp']} does not equal gpus={gpus}")
+    prod = math.prod(fixed[k] for k in prod_keys)
+    if gpus % prod:
+        raise ValueError(f"the product of {', '.join(prod_keys)} ({prod}) does not divide gpus={gpus}")
+    if all(k in fixed for k in ("tp", "cp", "dp", "ep")) and (fixed["tp"] * fixed["cp"] * fixed["dp"]) % fixed["ep"]:
+        raise ValueError(f"parallelism['ep']={fixed['ep']} must divide tp x cp x dp = "
+                         f"{fixed['tp'] * fixed['cp'] * fixed['dp']} (experts are carved out of those ranks)")
+    if "pp" in fixed and fixed["pp"] > s.layers:
+        raise ValueError(f"parallelism['pp']={fixed['pp']} exceeds the model's layers={s.layers}")
+    if "dp" in fixed and "microbatch" in fixed and ctx.batch_seqs % (fixed["dp"] * fixed["microbatch"]):
+        raise ValueError(f"global batch of {ctx.batch_seqs} sequences is not divisible by dp x microbatch = "
+                         f"{fixed['dp'] * fixed['microbatch']}")
+    return fixed
+
+
+def _make_estimate(ctx, c, r, i, gpus, n) -> Estimate:
+    s = ctx.s
+    step = float(r["step_time_s"][i])
+    tokens = ctx.batch_seqs * ctx.seq_len
+    tps = tokens / step / gpus
+    f_tok = float(architecture.training_flops_per_token(s, ctx.seq_len, causal=True))
+    mflops = tps * f_tok
+    par = {k: int(c[k][i]) for k in ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave")}
+    par["recompute"] = RECOMPUTE[int(c["recompute"][i])]
+    par["zero"] = int(c["zero"][i])
+    mem = {k: float(np.broadcast_to(r[k + "_bytes"], c["tp"].shape)[i])
+           for k in ("weights", "gradients", "optimizer", "activations")}
+    tb = {k: float(np.broadcast_to(r[k], c["tp"].shape)[i]) for k in
+          ("pipeline_s", "bubble_s", "dp_exposed_s", "optimizer_s", "microbatch_s", "tp_comm_per_layer_s",
+           "ep_a2a_per_layer_s")}
+    return Estimate(step_time_s=step, tokens_per_s_per_gpu=tps, model_flops_per_s_per_gpu=mflops,
+                    mfu=mflops / ctx.peak, memory_per_gpu_bytes=float(r["memory_per_gpu_bytes"][i]),
+                    memory_breakdown_bytes=mem, parallelism=par, time_breakdown_s=tb, gpus=gpus,
+                    hardware=ctx.acc.id, precision=ctx.precision, model_flops_per_token=f_tok,
+                    configurations_evaluated=n)
+
+
+def estimate(model, hardware: str, gpus: int, precision: str = "bf16", seq_len: int = 4096,
+             global_batch_tokens: float = 4 * 2**20, parallelism: Mapping | None = None, *,
+             stack: Stack | None = None, scenario: str = "central", fallback: bool = False) -> Estimate:
+    """Predicted step time, throughput, MFU and memory of training ``model`` on ``gpus`` GPUs.
+
+    ``parallelism``: None to search, or a dict fixing any of :data:`PARALLELISM_KEYS` (keys left
+    out are searched). Raises ``ValueError`` naming the constraint for unknown keys, impossible
+    parallelism (products, divisibility) or a configuration that does not fit in HBM.
+    """
+    if isinstance(gpus, bool) or not isinstance(gpus, (int, np.integer)) or gpus < 1:
+        raise ValueError(f"gpus={gpus!r} must be an integer >= 1")
+    gpus = int(gpus)
+    ctx = _context(model, hardware, precision, seq_len, global_batch_tokens, stack, scenario, fallback)
+    if parallelism is not None and not isinstance(parallelism, Mapping):
+        raise ValueError(f"parallelism={parallelism!r} must be None or a dict")
+    fixed = _check_parallelism(ctx, gpus, parallelism or {})
+    i, c, r, n = _choose(ctx, gpus, fixed)
+    if n == 0:
+        raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed or 'no fixed keys'}: check that "
+                         f"tp divides heads={ctx.s.heads}, tp x pp x cp x dp = gpus, the global batch of "
+                         f"{ctx.batch_seqs} sequences divides by dp x microbatch (and by pp when interleaved), "
+                         f"and ep divides experts={ctx.s.experts} and tp x cp x dp")
+    if i is None:
+        j = int(np.argmin(r["memory_per_gpu_bytes"]))
+        raise ValueError(f"does not fit in memory: the smallest configuration needs "
+                         f"{r['memory_per_gpu_bytes'][j] / 1e9:.1f} GB per GPU, but {ctx.acc.id} has "
+                         f"{ctx.acc.hbm_bytes / 1e9:.0f} GB of HBM ({r['usable_bytes'] / 1e9:.0f} GB usable)")
+    return _make_estimate(ctx, c, r, i, gpus, n)
+
+
+def gpus_for_deadline(model, hardware: str, precision: str = "bf16", tokens: float = 100e12, days: float = 30.0,
+                      seq_len: int = 8192, global_batch_tokens: float | None = None, *, stack: Stack | None = None,
+                      scenario: str = "central", fallback: bool = False, max_racks: int = 20000) -> Deadline:
+    """Smallest number of whole scale-up domains ("racks") whose GPUs train ``tokens`` in ``days``.
+
+    ``global_batch_tokens`` defaults to the largest power-of-two number of sequences not above
+    ``64 Mi`` tokens (a batch size typical of frontier MoE pre-training, e.g. DeepSeek-V3's 15,360
+    x 4096 = 63 M tokens). Searches racks by bisection on the monotone best step time.
+    Returns a :class:`Deadline`; ``feasible`` is False (with the reason) when nothing fits.
+    """
+    for name, v in (("tokens", tokens), ("days", days)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name}={v!r} must be a positive number")
+    ctx = _context(model, hardware, precision, seq_len,
+                   global_batch_tokens or seq_len * 2 ** int(math.log2(64 * 2**20 / seq_len)),
+                   stack, scenario, fallback)
+    gbt = ctx.batch_seqs * ctx.seq_len
+    domain = ctx.domain
+    deadline_s = days * 86400.0
+
+    def best(racks):
+        g = racks * domain
+        i, c, r, n = _choose(ctx, g, {})
+        if i is None:
+            return None
+        return _make_estimate(ctx, c, r, i, g, n)
+
+    def days_needed(e):
+        return tokens / (e.tokens_per_s_per_gpu * e.gpus) / 86400.0
+
+    # exponential then binary search over racks (throughput grows with racks until the batch runs out)
+    lo, hi, found = 0, 1, None
+    while hi <= max_racks:
+        e = best(hi)
+        if e is not None and days_needed(e) <= days:
+            found = e
+            break
+        lo, hi = hi, hi * 2
+    if found is None:
+        msg = (f"nothing fits: no multiple of {domain} {ctx.acc.id} GPUs up to {max_racks} racks trains "
+               f"{tokens:.3g} tokens in {days} days (global batch {gbt:.3g} tokens, seq {seq_len}, {precision})")
+        return Deadline(None, None, None, None, False, msg)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        e = best(mid)
+        if e is not None and days_needed(e) <= days:
+            hi, found = mid, e
+        else:
+            lo = mid
+    return Deadline(found.gpus, found.gpus // domain, found, days_needed(found), True,
+                    f"{found.gpus} GPUs ({found.gpus // domain} x {domain}) train {tokens:.3g} tokens in "
+                    f"{days_needed(found):.1f} days")
