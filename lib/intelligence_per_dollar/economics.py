@@ -485,6 +485,10 @@ class Assumption:
 def parse_ranges(path: Path, id_columns: tuple[str, ...] = ("name",)) -> Mapping[str, Assumption]:
     """Read and validate a low/central/high file; keys join ``id_columns`` with '.'.
 
+    Files with a ``used`` column (sources that disagree, as in ``data/prices/prices.csv``) keep
+    every source as a row; only the ``used=true`` row of each key is returned, and a key with two
+    used rows is an error (reported as a duplicate).
+
     Each problem raises :class:`io.DataError` naming the file, row and column: a missing column,
     an empty or duplicate name, a value that is not a finite number, low > central or
     central > high, or bad provenance.
@@ -501,6 +505,8 @@ def parse_ranges(path: Path, id_columns: tuple[str, ...] = ("name",)) -> Mapping
                 raise io.DataError(f"{path}, row {row}, column '{col}': empty")
             parts.append(v)
         name = ".".join(parts)
+        if "used" in rec and not io.parse_bool(path, row, "used", rec["used"]):
+            continue  # an alternative source kept for the record; the used row is the book's value
         if name in out:
             raise io.DataError(f"{path}, row {row}, column '{id_columns[0]}': duplicate name '{name}' "
                                f"(first at row {out[name].row})")

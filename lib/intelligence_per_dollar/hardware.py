@@ -472,3 +472,27 @@ def gemm_efficiency(gemm: "pd.DataFrame", accelerator: str) -> "pd.DataFrame":
     df["of_roofline"] = df["flop_per_s"] / df["roofline_flop_per_s"]
     df["shape"] = [f"{m}x{k}x{n}" for m, k, n in zip(df.m, df.k, df.n)]
     return df
+
+
+def per_dollar_table(ids: list[str], precision: str, system_price_usd: "Mapping[str, tuple[float, float, float]]") -> "pd.DataFrame":
+    """Dense FLOP/s per dollar of system price, with the price's (low, central, high) range.
+
+    ``system_price_usd`` maps system id -> (low, central, high) USD; systems without a price are
+    left out. More FLOP/s per dollar at the *low* price is the *high* end of the range.
+    """
+    import pandas as pd
+
+    _check_precision(precision)
+    rows = []
+    for i in ids:
+        s = get_system(i)
+        if s.id not in system_price_usd:
+            continue
+        lo, mid, hi = system_price_usd[s.id]
+        if not 0 < lo <= mid <= hi:
+            raise ValueError(f"system_price_usd[{s.id!r}]={(lo, mid, hi)!r} must satisfy 0 < low <= central <= high")
+        dense = dense_flop_per_s(get(s.accelerator), precision, fallback=True) * s.gpus
+        rows.append({"system": s.id, "price_usd": mid, "price_low_usd": lo, "price_high_usd": hi,
+                     "dense_flop_per_s": dense, "flop_per_s_per_usd": dense / mid,
+                     "flop_per_s_per_usd_low": dense / hi, "flop_per_s_per_usd_high": dense / lo})
+    return pd.DataFrame(rows)
