@@ -23,6 +23,10 @@ report: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
+## Serve the Voila dashboard (nbs/explore.ipynb) offline on http://127.0.0.1:8866/
+explore: $(STAMP)
+	$(PY) -m intelligence_per_dollar.dashboard --port $(or $(PORT),8866)
+
 ## Open JupyterLab on the chapters
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab nbs/

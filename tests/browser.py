@@ -70,7 +70,7 @@ class PageWatch:
 
         def _route(route):
             url = route.request.url
-            if url.startswith("http://127.0.0.1") or url.startswith("data:") or url.startswith("blob:"):
+            if url.startswith(("http://127.0.0.1", "data:", "blob:", "about:")):
                 route.continue_()
             else:
                 self.failed.append(f"{url} (off-machine request blocked)")

@@ -11,20 +11,20 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = (
-    "io", "hardware", "measurements", "architecture", "efficiency", "collectives", "training",
-    "validation", "inference", "post_training", "economics", "uncertainty", "claims", "charts",
-    "tables", "widgets", "params", "scenario", "build", "cli",
-)
-
-
 def __getattr__(name: str):
-    if name in _SUBMODULES:
+    if name.startswith("_"):
+        raise AttributeError(name)
+    try:
         module = importlib.import_module(f".{name}", __name__)
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'intelligence_per_dollar' has no attribute {name!r}")
+    except ModuleNotFoundError as ex:
+        if ex.name == f"{__name__}.{name}":
+            raise AttributeError(f"module 'intelligence_per_dollar' has no attribute {name!r}") from None
+        raise
+    globals()[name] = module
+    return module
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_SUBMODULES))
+    import pkgutil
+
+    return sorted(set(globals()) | {m.name for m in pkgutil.iter_modules(__path__)})

@@ -131,12 +131,16 @@ def _swap_in(new: Path, out: Path) -> None:
 def build_report(out: Path | str = "build/html", *, chapters: tuple[str, ...] = CHAPTERS,
                  parameters: Mapping[str, Mapping[str, object]] | None = None,
                  executed_out: Path | str | None = "build/executed",
-                 log: Callable[[str], None] = print) -> list[ChapterTiming]:
+                 log: Callable[[str], None] = print,
+                 on_step: Callable[[str, str], None] | None = None) -> list[ChapterTiming]:
     """Execute ``chapters`` and build the book into ``out`` atomically.
 
     ``parameters`` maps chapter -> papermill parameters. Prints one line per chapter with its
     time. On any failure the previous ``out`` is left untouched and the staging folder removed.
+    ``on_step(name, "start" | "done")`` is called around each chapter and the book step
+    (``name == "(book)"``), e.g. to drive a progress bar.
     """
+    step = on_step or (lambda name, state: None)
     root = io.repo_root()
     out = Path(out) if Path(out).is_absolute() else root / out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -150,16 +154,20 @@ def build_report(out: Path | str = "build/html", *, chapters: tuple[str, ...] = 
         for i, ch in enumerate(chapters, start=1):
             t0 = time.perf_counter()
             log(f"[{i}/{len(chapters)}] {ch} ...")
+            step(ch, "start")
             execute_chapter(ch, nb_dir, (parameters or {}).get(ch), root=root)
             dt = time.perf_counter() - t0
             timings.append(ChapterTiming(ch, dt))
+            step(ch, "done")
             log(f"[{i}/{len(chapters)}] {ch} done in {dt:.1f} s")
         t0 = time.perf_counter()
         log("building HTML with Jupyter Book ...")
+        step("(book)", "start")
         html = build_book(src)
         # after the build: Jupyter Book adds every .js under the source's _static to each page
         _copy_mathjax(html / "_static")
         timings.append(ChapterTiming("(book)", time.perf_counter() - t0))
+        step("(book)", "done")
         log(f"book built in {timings[-1].seconds:.1f} s; total {time.perf_counter() - t_all:.1f} s")
         if executed_out is not None:
             ex = Path(executed_out) if Path(executed_out).is_absolute() else root / executed_out

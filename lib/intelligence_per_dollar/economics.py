@@ -461,6 +461,98 @@ def lifecycle_usd_per_success(serving_usd_per_success, campaign_usd, lifetime_ta
 
 
 # --------------------------------------------------------------------------------------------
+# platforms: a system in the hardware catalogue priced with the assumption values
+# --------------------------------------------------------------------------------------------
+
+def usd_per_mtok(usd_per_gpu_hour_, tokens_per_s_per_gpu) -> np.ndarray:
+    """USD per million tokens served: (USD/GPU-h) / (tokens/s/GPU x 3600 s/h) x 1e6.
+
+    The standard conversion used by InferenceX and SemiAnalysis's inference TCO (a GPU-hour's
+    cost spread over the tokens it produces). Zero throughput gives +inf (never NaN).
+    """
+    c = _arr("usd_per_gpu_hour", usd_per_gpu_hour_, low=0.0)
+    tps = _arr("tokens_per_s_per_gpu", tokens_per_s_per_gpu, low=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tps > 0, c / np.where(tps > 0, tps, 1.0) / S_PER_HOUR * TOKENS_PER_MTOK,
+                        np.where(c > 0, np.inf, 0.0))
+
+
+def price_key(system: str) -> str:
+    """Name of a system's price in ``data/prices/prices.csv`` records: ``"<system>.system_price_usd"``."""
+    return f"{system}.system_price_usd"
+
+
+def platform(system: str) -> tuple[str, int]:
+    """``(accelerator id, GPUs per system)`` of a system in the hardware catalogue (e.g. ``"GB200-NVL72"``)."""
+    from . import hardware
+
+    s = hardware.get_system(system)
+    return s.accelerator, int(s.gpus)
+
+
+def platform_cost_kwargs(values: Mapping[str, object], system: str,
+                         system_price_usd=None) -> dict[str, object]:
+    """Positional and keyword arguments of :func:`usd_per_gpu_hour_breakdown` for one system.
+
+    The price per GPU is the system price (``system_price_usd``, else ``values[price_key(system)]``)
+    over its GPUs; the all-in power is ``values["all_in_power_w_per_gpu_<accelerator>"]``.
+    Returns a dict with ``system_price_usd_per_gpu`` plus :func:`cost_kwargs`.
+    """
+    acc, gpus = platform(system)
+    if system_price_usd is None:
+        key = price_key(system)
+        if key not in values:
+            known = sorted(k.removesuffix(".system_price_usd") for k in values if k.endswith(".system_price_usd"))
+            raise ValueError(f"parameter system={system!r} has no price in the values; known: {', '.join(known)}")
+        system_price_usd = values[key]
+    price = _arr("system_price_usd", system_price_usd, low=0.0)
+    out = {"system_price_usd_per_gpu": price / gpus}
+    out.update(cost_kwargs(values, acc))
+    return out
+
+
+def platform_usd_per_gpu_hour(values: Mapping[str, object], system: str, system_price_usd=None,
+                              breakdown: bool = False):
+    """USD per utilised GPU-hour of ``system`` (or its breakdown dict); see :func:`platform_cost_kwargs`."""
+    kw = platform_cost_kwargs(values, system, system_price_usd)
+    price = kw.pop("system_price_usd_per_gpu")
+    power = kw.pop("all_in_power_w_per_gpu")
+    b = usd_per_gpu_hour_breakdown(price, power, **kw)
+    return b if breakdown else b["total"]
+
+
+def platform_break_even_price_usd(values: Mapping[str, object], candidate: str, reference: str,
+                                  gpu_hour_ratio) -> np.ndarray:
+    """Candidate system price at which a workload costs the same as on the reference system.
+
+    The reference is priced at ``values[price_key(reference)]``; ``gpu_hour_ratio`` is the
+    reference's GPU-hours over the candidate's for the same work (see
+    :func:`break_even_price_usd`, which holds the formula).
+    """
+    ref = platform_usd_per_gpu_hour(values, reference)
+    acc, gpus = platform(candidate)
+    kw = cost_kwargs(values, acc)
+    power = kw.pop("all_in_power_w_per_gpu")
+    return break_even_price_usd(ref, gpu_hour_ratio, gpus, power, **kw)
+
+
+def buildup_table(values: Mapping[str, object], systems) -> "pd.DataFrame":
+    """Long table of the $/GPU-hour build-up: one row per (system, component), central values."""
+    import pandas as pd
+
+    rows = []
+    for sys_ in systems:
+        b = platform_usd_per_gpu_hour(values, sys_, breakdown=True)
+        for comp in BUILDUP_COMPONENTS:
+            rows.append({"system": sys_, "component": comp, "usd_per_gpu_hour": float(b[comp])})
+    return pd.DataFrame(rows)
+
+
+#: Components of :func:`usd_per_gpu_hour_breakdown`, in stacking order.
+BUILDUP_COMPONENTS = ("it_capital", "facility_capital", "colocation", "power", "operations")
+
+
+# --------------------------------------------------------------------------------------------
 # loaders (the only functions here that touch files)
 # --------------------------------------------------------------------------------------------
 
@@ -548,6 +640,44 @@ def centrals(records: Mapping[str, Assumption]) -> dict[str, float]:
     return {k: a.central for k, a in records.items()}
 
 
+def book_assumptions() -> dict[str, Assumption]:
+    """Every ranged input of chapter 4 in one mapping: economics, tasks and the used prices."""
+    return {**assumptions(), **task_assumptions(), **prices()}
+
+
+def with_overrides(records: Mapping[str, Assumption],
+                   overrides: Mapping[str, object] | None) -> dict[str, Assumption]:
+    """A copy of ``records`` with some assumptions replaced.
+
+    Each override is a number (the assumption becomes that fixed value: low = central = high),
+    a ``(low, central, high)`` triple, or an :class:`Assumption`. Unknown names and triples that
+    are not ordered raise ``ValueError``.
+    """
+    out = dict(records)
+    for name, v in dict(overrides or {}).items():
+        if name not in out:
+            raise ValueError(f"parameter assumption_overrides names unknown assumption {name!r}; "
+                             f"known: {', '.join(sorted(out))}")
+        a = out[name]
+        if isinstance(v, Assumption):
+            out[name] = v
+            continue
+        if isinstance(v, (tuple, list)):
+            if len(v) != 3:
+                raise ValueError(f"parameter assumption_overrides[{name!r}]={v!r} must be a number or "
+                                 f"a (low, central, high) triple")
+            lo, c, hi = (float(_arr(f"assumption_overrides[{name!r}]", x)) for x in v)
+        else:
+            lo = c = hi = float(_arr(f"assumption_overrides[{name!r}]", v))
+        if not lo <= c <= hi:
+            raise ValueError(f"parameter assumption_overrides[{name!r}]={v!r} is not allowed; "
+                             f"expected low <= central <= high")
+        out[name] = Assumption(name, a.unit, lo, c, hi,
+                               io.Provenance(a.provenance.source_url, a.provenance.date_read, a.provenance.kind,
+                                             "overridden by the caller"), a.row)
+    return out
+
+
 def clear_cache() -> None:
     """Forget loaded files (after editing ``data/`` in a running session)."""
     _cached.cache_clear()
@@ -560,4 +690,7 @@ __all__ = [
     "workload_cost_usd", "campaign_cost_usd", "agentic_task_cost", "cost_per_successful_task",
     "successful_tasks_per_usd", "implied_step_success_probability", "lifecycle_usd_per_success",
     "parse_ranges", "assumptions", "task_assumptions", "prices", "centrals", "clear_cache",
+    "usd_per_mtok", "price_key", "platform", "platform_cost_kwargs", "platform_usd_per_gpu_hour",
+    "platform_break_even_price_usd", "buildup_table", "BUILDUP_COMPONENTS", "book_assumptions",
+    "with_overrides",
 ]

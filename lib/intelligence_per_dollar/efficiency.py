@@ -158,15 +158,20 @@ def ceilings(accelerator: str | hardware.Accelerator, scenario: str = "central")
 # ---------------------------------------------------------------------------------------------
 
 def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,
-                operand_bytes: float, output_bytes: float = 2.0, groups=1):
+                operand_bytes: float, output_bytes: float = 2.0, groups=1, m_tile=1):
     """Time of ``groups`` GEMMs of shape ``(m, k) x (k, n)`` run as one (grouped) kernel.
 
-    Roofline of compute (``2 m n k groups / (peak x f_gemm)``) and memory (operands in
+    Roofline of compute (``2 m' n k groups / (peak x f_gemm)``) and memory (operands in
     ``operand_bytes`` per element, output in ``output_bytes``, at ``hbm x f_hbm``), plus one
     ``t_kernel``. Williams et al. 2009 (roofline); the saturating efficiency is the overhead term.
+    ``m_tile``: the tensor cores work on whole tiles of ``m_tile`` rows, so each group's ``m`` is
+    padded up to a multiple of it (``m' = ceil(m / m_tile) m_tile``; tile quantization, NVIDIA
+    "Matrix Multiplication Background User's Guide", section "Tile Quantization"). It matters for
+    grouped expert GEMMs with few tokens per expert.
     """
     m, n, k, groups = (np.asarray(x, dtype=float) for x in (m, n, k, groups))
-    flop = 2.0 * m * n * k * groups
+    m_pad = np.ceil(m / m_tile) * m_tile if m_tile > 1 else m
+    flop = 2.0 * m_pad * n * k * groups
     bytes_ = groups * (operand_bytes * (m * k + k * n) + output_bytes * m * n)
     t_compute = flop / (peak_flop_per_s * ceil.gemm_fraction(precision))
     t_memory = bytes_ / (hbm_bytes_per_s * ceil.hbm_fraction)

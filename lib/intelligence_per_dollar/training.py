@@ -65,8 +65,20 @@ class Stack:
     ``dp_overlap``: gradient reduce-scatter / parameter all-gather overlapped with backward /
     forward (Megatron-Core ``overlap_grad_reduce``); False: after the pipeline flush.
     ``tp_overlap``: TP collectives overlapped with the adjacent GEMMs (TE userbuffers).
-    ``ep_overlap``: expert all-to-alls overlapped with other micro-batches' compute.
-    ``grad_bytes``: bytes per gradient element in the buffer and in the DP reduction.
+    ``ep_overlap``: expert all-to-alls overlapped with other micro-batches' compute (DeepSeek
+    DualPipe, Megatron-Core ``overlap_moe_expert_parallel_comm``).
+    ``grad_bytes``: bytes per gradient element in the buffer; ``grad_reduce_bytes`` in the DP
+    reduction.
+    ``lowp_activation_storage``: FP8/FP4 GEMMs save their *quantized* inputs for the backward pass
+    (Transformer Engine saves the FP8/NVFP4 cast, not the BF16 tensor); False: BF16 copies.
+    ``p2p_scatter_gather``: pipeline sends split over the TP ranks (Narayanan et al. 2021,
+    section 4.1); False: every TP rank sends the whole activation (DeepSpeed pipeline engine).
+    ``pipeline_schedule``: ``"1f1b"`` (bubble ``(pp-1)/v`` micro-batch times) or
+    ``"dualpipe"`` (DeepSeek-V3 report, section 3.2.1, Table 2: bubble ``(pp/2-1)`` chunk times
+    of F&B + B - 3W, about half of 1F1B's, at the cost of two copies of the stage's weights).
+    ``moe_load_factor``: tokens on the busiest expert-parallel rank over the mean (1.0 when the
+    benchmark force-balances routing, as the NeMo/Megatron-Bridge MoE benchmarks state; real
+    training with auxiliary-loss-free balancing sits above 1, see :data:`MOE_LOAD_FACTOR`).
     """
 
     flash_attention: bool = True
@@ -76,7 +88,28 @@ class Stack:
     ep_overlap: bool = False
     grad_bytes: float = 4.0
     grad_reduce_bytes: float = 2.0
+    lowp_activation_storage: bool = True
+    p2p_scatter_gather: bool = True
+    pipeline_schedule: str = "1f1b"
+    moe_load_factor: float = 1.0
 
+    def __post_init__(self):
+        if self.pipeline_schedule not in ("1f1b", "dualpipe"):
+            raise ValueError(f"Stack pipeline_schedule={self.pipeline_schedule!r} is not allowed; "
+                             f"allowed: 1f1b, dualpipe")
+        if not (isinstance(self.moe_load_factor, (int, float)) and 1.0 <= self.moe_load_factor <= 4.0):
+            raise ValueError(f"Stack moe_load_factor={self.moe_load_factor!r} must be in [1, 4]")
+
+
+#: Busiest-rank over mean token load of expert-parallel ranks in real (not force-balanced) MoE
+#: training, low/central/high. An assumption: DeepSeek-V3's auxiliary-loss-free balancing keeps
+#: expert load "balanced" per batch but not per micro-batch (arXiv 2412.19437, section 2.1.2,
+#: Fig. 9 shows per-expert load within a few tens of percent of uniform); Megatron-Core's
+#: capacity-factor mode drops tokens above 1.0-1.25x the mean (moe_expert_capacity_factor).
+MOE_LOAD_FACTOR = {"low": 1.0, "central": 1.1, "high": 1.25}
+#: Tile height of the grouped GEMM kernels: each expert's token count is padded to a multiple of
+#: it (CUTLASS/cuBLAS grouped GEMMs on Hopper/Blackwell use 128-row tiles).
+GROUPED_GEMM_TILE_M = 128
 
 MODERN = Stack()
 MEGATRON_2021 = Stack(flash_attention=False, sequence_parallel=False, dp_overlap=False, tp_overlap=False,
@@ -138,44 +171,86 @@ def _context(model, hw, precision, seq_len, global_batch_tokens, stack, scenario
                 int(seq_len), int(round(batch)), stack or MODERN, up, out, int(acc.scaleup_domain_gpus))
 
 
-def _activation_bytes_per_token(s: architecture.ModelSpec, seq_len: int, flash: bool, moe: bool):
+def _activation_bytes_per_token(s: architecture.ModelSpec, seq_len: int, flash: bool, moe: bool,
+                                saved_gemm_input_bytes: float = ACTIVATION_BYTES):
     """Stored activation bytes per token of one layer, split (split_by_tp, not_split_without_sp, core).
 
     Korthikanti et al. 2022, section 4.1 (GPT: 11h attention + 19h MLP + 4h norms = 34h, plus
     5 a s for the unfused attention core), generalised to GQA/MLA, SwiGLU and MoE FFNs.
     ``core`` is the attention-core part that selective recompute drops.
+    ``saved_gemm_input_bytes``: bytes per element of the inputs that the linear layers save for
+    their weight gradients (2 for BF16; 1 for FP8 and 0.5625 for NVFP4 when Transformer Engine
+    saves the quantized cast). Flash attention's Q, K, V and output stay BF16.
     """
     d, hd = s.d_model, architecture.head_dim(s)
     hq = s.heads * hd
+    q = saved_gemm_input_bytes
     dropout = 0 if s.gated_ffn else 1            # GPT-style models train with dropout masks (1 byte)
     # attention block
     qkv = 2 * (hq + 2 * s.kv_heads * hd) if not architecture.is_mla(s) else \
         2 * (s.heads * (hd + architecture.rope_head_dim(s)) * 2 + s.heads * hd)
-    attn_split = qkv + 2 * hq                      # Q, K, V for the core + core output (proj input)
-    attn_unsplit = 2 * d + dropout * d             # block input (QKV GEMM input) + output dropout mask
+    proj_in = 0.0 if q == ACTIVATION_BYTES else q * hq   # separate quantized copy of the core output
+    attn_split = qkv + 2 * hq + proj_in            # Q, K, V for the core + core output (proj input)
+    attn_unsplit = q * d + dropout * d             # normed block input (QKV GEMM input) + dropout mask
     core = 0.0 if flash else 5.0 * s.heads * seq_len  # softmax out (2), dropout mask (1), dropout out (2)
+
+    def ffn(f):  # FC1 output (activation-function input, BF16) + FC2 input
+        return (2 * 2 * f + q * f) if s.gated_ffn else (2 * f + q * f)
     # FFN block
     if moe:
         k = s.top_k
         f = s.expert_d_ff
-        routed = k * ((2 * 2 * f + 2 * f) if s.gated_ffn else (2 * f + 2 * f)) + k * 2 * d
-        shared = s.shared_experts * ((2 * 2 * f + 2 * f) if s.gated_ffn else 4 * f)
+        routed = k * ffn(f) + k * q * d            # each routed copy: expert FC1 input, FC1 out, FC2 in
+        routed += k * 2 * d                        # expert outputs kept for the weighted combine
+        shared = s.shared_experts * ffn(f)
         ffn_split = routed + shared
     else:
-        f = s.d_ff
-        ffn_split = (2 * 2 * f + 2 * f) if s.gated_ffn else (2 * f + 2 * f)  # GeLU/SwiGLU in, down in
-    ffn_unsplit = 2 * d + dropout * d
+        ffn_split = ffn(s.d_ff)
+    ffn_unsplit = q * d + dropout * d
     norms = 2 * 2 * d                              # inputs of the two norms
     return float(attn_split + ffn_split), float(attn_unsplit + ffn_unsplit + norms), float(core)
+
+
+def _quantize_bytes_per_token(s: architecture.ModelSpec, moe: bool, q: float) -> tuple[float, float]:
+    """HBM bytes per token of one layer moved by the casts to FP8/FP4 (forward, backward).
+
+    Every low-precision GEMM input is read in BF16 (2 bytes) and written twice in ``q`` bytes (the
+    row-wise copy for this GEMM and the column-wise / transposed copy for the weight gradient:
+    Transformer Engine ``Float8Tensor`` / ``MXFP8Tensor``; Micikevicius et al. 2022, "FP8 Formats
+    for Deep Learning", section 4: per-tensor scaled casts around each GEMM). Backward casts each
+    output gradient the same way. Weights are cast once per step and cached across micro-batches
+    (negligible). Attention's core products, the router and the LM head stay BF16 and pay nothing.
+    """
+    d, hd = s.d_model, architecture.head_dim(s)
+    hq = s.heads * hd
+    per = 2.0 + 2.0 * q
+    kv = 2 * s.kv_heads * hd if not architecture.is_mla(s) else s.heads * 2 * hd
+    gated = 2 if s.gated_ffn else 1
+    attn_in, attn_out = d + hq, (hq + kv) + d         # QKV and proj inputs / output gradients
+    if moe:
+        n_exp = s.top_k + s.shared_experts
+        f = s.expert_d_ff
+        ffn_in, ffn_out = n_exp * (d + f), n_exp * (gated * f + d)
+    else:
+        f = s.d_ff
+        ffn_in, ffn_out = d + f, gated * f + d
+    return per * (attn_in + ffn_in), per * (attn_out + ffn_out)
 
 
 # ---------------------------------------------------------------------------------------------
 # The vectorised evaluator
 # ---------------------------------------------------------------------------------------------
 
-def _gemm(ctx: _Ctx, m, n, k, groups=1):
+def _gemm(ctx: _Ctx, m, n, k, groups=1, m_tile=1):
     return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                   ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
+                                  output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+
+
+def _gemm16(ctx: _Ctx, m, n, k, groups=1):
+    """A GEMM that stays in BF16 whatever the training precision (LM head, router, unfused attention)."""
+    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                  ceil=ctx.ceil, precision="bf16", operand_bytes=2.0,
                                   output_bytes=ACTIVATION_BYTES, groups=groups)
 
 
@@ -192,49 +267,58 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     d, hd, L = s.d_model, architecture.head_dim(s), s.layers
     gated = 3 if s.gated_ffn else 2
     sp = st.sequence_parallel
+    lowp = ctx.precision in ("fp8", "fp4")
+    q_saved = ctx.op_bytes if (lowp and st.lowp_activation_storage) else ACTIVATION_BYTES
     T = mb * seq / cp                                  # tokens per micro-batch per TP group
     m = ctx.batch_seqs / (dp * mb)                     # micro-batches per pipeline per step
     p = architecture.params_per_layer(s)
     L_moe = architecture.moe_layers(s)
     L_dense = L - L_moe
+    load = st.moe_load_factor
 
     # ---- GEMM time per layer, forward -------------------------------------------------------
     attn_n = p["attention"] / d                        # all attention matmul params as (d x n)
     t_attn_gemm = _gemm(ctx, T, attn_n / tp, d)
     t_dense_ffn = (_gemm(ctx, T, (gated - 1) * s.d_ff / tp, d) + _gemm(ctx, T, d, s.d_ff / tp)) if L_dense else 0.0
     t_moe_ffn = 0.0
+    t_router = 0.0
     if L_moe:
+        # Expert GEMMs: the EP rank's local experts as one grouped GEMM (Megatron-Core
+        # TEGroupedMLP); expert tensor parallelism is 1, so the tokens of the whole TP x CP group
+        # reach the EP rank: tokens per local expert = T/tp x ep x top_k / experts (balanced),
+        # times the busiest rank's load factor; each expert's rows are padded to the tile height.
         local_experts = s.experts / ep
-        te = T / tp * ep * s.top_k / s.experts         # tokens per local expert (balanced routing)
-        t_moe_ffn = (_gemm(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts)
-                     + _gemm(ctx, te, d, s.expert_d_ff, local_experts)
-                     + _gemm(ctx, T / tp, s.experts, d))  # router
+        te = T / tp * ep * s.top_k / s.experts * load
+        t_moe_ffn = (_gemm(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts, GROUPED_GEMM_TILE_M)
+                     + _gemm(ctx, te, d, s.expert_d_ff, local_experts, GROUPED_GEMM_TILE_M))
+        t_router = _gemm16(ctx, T / tp, s.experts, d)  # gating logits (BF16/FP32, never FP8)
         if s.shared_experts:
             fs = s.shared_experts * s.expert_d_ff
             t_moe_ffn = t_moe_ffn + _gemm(ctx, T, (gated - 1) * fs / tp, d) + _gemm(ctx, T, d, fs / tp)
+        t_moe_ffn = t_moe_ffn + t_router
 
     # ---- attention core, forward and backward -------------------------------------------------
+    # Each flash-attention kernel sees the local query chunk (seq / cp with context parallelism:
+    # the ring runs cp kernels of seq/cp queries each), so its efficiency follows seq / cp.
     attn_fwd_flop = architecture.attention_flops_per_token(s, seq, causal=st.flash_attention) / L * T / tp
     if st.flash_attention:
-        t_core_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), seq,
+        chunk = seq / cp
+        t_core_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), chunk,
                                                 bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil)
+        t_core_fb = t_core_fb + 3 * cp * ceil.kernel_overhead_s   # one fwd + two bwd kernels per ring step
         t_core_f = t_core_fb / (1 + ATTENTION_BWD_OVER_FWD)
         t_core_b = t_core_fb - t_core_f
     else:
         # unfused: batched GEMMs Q K^T (s x s x hd) and P V (s x hd x s) over mb*heads/tp, in bf16
         bmm = mb * s.heads / tp
         dqk = hd + architecture.rope_head_dim(s)
-        ctx16 = replace(ctx, precision="bf16", peak=ctx.bf16_peak, op_bytes=2.0)
-        t_core_f = _gemm(ctx16, seq / cp, seq, dqk, bmm) + _gemm(ctx16, seq / cp, hd, seq, bmm)
+        t_core_f = _gemm16(ctx, seq / cp, seq, dqk, bmm) + _gemm16(ctx, seq / cp, hd, seq, bmm)
         t_core_b = 2 * t_core_f
 
     # ---- elementwise (memory-bound) traffic ---------------------------------------------------
-    def act_parts(moe):
-        split, unsplit, core = _activation_bytes_per_token(s, seq / 1, st.flash_attention, moe)
-        return split, unsplit, core
     ew = []
     for moe in (False, True):
-        split, unsplit, core = act_parts(moe)
+        split, unsplit, core = _activation_bytes_per_token(s, seq, st.flash_attention, moe, q_saved)
         per_tok = (split + core) / tp + (unsplit / tp if sp else unsplit)  # bytes per token per GPU
         ew.append((per_tok, split, unsplit, core))
     hbm = acc.hbm_bytes_per_s * ceil.hbm_fraction
@@ -242,71 +326,119 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     def ew_time(per_tok):
         return T * per_tok * ceil.elementwise_traffic_fwd / hbm
 
+    # FP8/FP4 casts around every low-precision GEMM (forward, backward), per GPU
+    def quant_time(moe):
+        if not lowp:
+            return 0.0, 0.0
+        qf, qb = _quantize_bytes_per_token(s, moe, ctx.op_bytes)
+        return T * qf / tp / hbm, T * qb / tp / hbm
+    # MoE token permutation: gather top_k copies of each token before dispatch and scatter them
+    # back after combine (read d, write top_k d; and the reverse), forward; twice that backward
+    t_perm = (T / tp * (1 + s.top_k) * d * ACTIVATION_BYTES * 2 * load / hbm) if L_moe else 0.0
+
     # ---- TP collectives per layer: 2 all-reduces (or AG+RS) forward, 2 backward ---------------
     tp_bytes = T * d * ACTIVATION_BYTES
     tp_in = np.minimum(tp, ctx.domain)
     t_tp_one = collectives.hierarchical_all_reduce_s(tp_bytes, tp, tp_in, ctx.scaleup, ctx.scaleout)
     t_tp_fwd = 2 * t_tp_one
 
-    # ---- CP: ring exchange of K and V, overlapped with the attention core ---------------------
+    # ---- CP: ring exchange of K and V chunks, overlapped with the attention core ---------------
+    # Ring attention (Liu et al. 2023; Megatron-Core / TE context parallelism with P2P): cp - 1
+    # steps, each sending this rank's K,V chunk (T x kv elements) to the next rank while the
+    # core works on the current one; backward sends K,V and their gradients (2x). Only the part
+    # of the ring longer than the core is exposed, plus the first step, which nothing hides.
     if architecture.is_mla(s):
         kv_elems = s.heads * (2 * hd + architecture.rope_head_dim(s))
     else:
         kv_elems = 2 * s.kv_heads * hd
-    cp_bytes = T * kv_elems * ACTIVATION_BYTES / tp
-    cp_link_in = np.minimum(cp, np.maximum(ctx.domain // tp, 1))
-    t_cp = collectives.hierarchical_all_reduce_s(cp_bytes * cp / 2, cp, cp_link_in, ctx.scaleup, ctx.scaleout)
-    t_cp_f = np.maximum(0.0, t_cp - t_core_f)
-    t_cp_b = np.maximum(0.0, 2 * t_cp - t_core_b)
+    cp_chunk_bytes = T * kv_elems * ACTIVATION_BYTES / tp
+    cp_in = np.minimum(cp, np.maximum(ctx.domain // tp, 1))
+    link_bw = np.where(cp <= cp_in, ctx.scaleup.effective_bytes_per_s, ctx.scaleout.effective_bytes_per_s)
+    link_lat = np.where(cp <= cp_in, ctx.scaleup.latency_s, ctx.scaleout.latency_s)
+    t_step = link_lat + cp_chunk_bytes / link_bw
+    t_ring_f = (cp - 1) * t_step
+    t_cp_f = np.where(cp > 1, np.maximum(0.0, t_ring_f - t_core_f * (cp - 1) / cp) + t_step, 0.0)
+    t_cp_b = np.where(cp > 1, np.maximum(0.0, 2 * t_ring_f - t_core_b * (cp - 1) / cp) + 2 * t_step, 0.0)
 
     # ---- EP all-to-all (dispatch + combine) per MoE layer ------------------------------------
     t_a2a_f = 0.0
     if L_moe:
-        disp_bytes = 1.0 if ctx.precision in ("fp8", "fp4") else 2.0
-        a2a_bytes = T / tp * s.top_k * d
+        disp_bytes = 1.0 if lowp else 2.0               # dispatch in FP8 when training in FP8/FP4
+        a2a_bytes = T / tp * s.top_k * d * load
         ep_in = np.minimum(ep, ctx.domain)
         t_a2a_f = (collectives.hierarchical_all_to_all_s(a2a_bytes * disp_bytes, ep, ep_in, ctx.scaleup, ctx.scaleout)
                    + collectives.hierarchical_all_to_all_s(a2a_bytes * 2.0, ep, ep_in, ctx.scaleup, ctx.scaleout))
         t_a2a_f = np.where(ep > 1, t_a2a_f, 0.0)
 
-    # ---- per-layer totals ---------------------------------------------------------------------
-    def layer(t_ffn, ew_per_tok, a2a):
+    # ---- per-layer totals, by part ------------------------------------------------------------
+    def layer(t_ffn, ew_per_tok, a2a, moe):
+        """Forward, backward and recompute time of one layer, and the same split into parts."""
         gemm_f = t_attn_gemm + t_ffn
         tp_f = t_tp_fwd if not st.tp_overlap else np.maximum(0.0, t_tp_fwd - gemm_f)
         tp_f = np.where(tp > 1, tp_f, 0.0)
-        a2a_f = a2a if not st.ep_overlap else np.maximum(0.0, a2a - gemm_f)
-        ew_f = ew_time(ew_per_tok)
-        fwd = gemm_f + t_core_f + ew_f + tp_f + t_cp_f + a2a_f
         # sequence parallelism re-does the input all-gathers in backward for the weight gradients
         # instead of storing the gathered tensors (Korthikanti et al. 2022, section 4.2.2)
         tp_b = tp_f + (np.where(tp > 1, t_tp_one, 0.0) if sp and not st.tp_overlap else 0.0)
-        bwd = 2 * gemm_f + t_core_b + ew_f * ceil.elementwise_traffic_bwd / ceil.elementwise_traffic_fwd \
-            + tp_b + t_cp_b + a2a_f
+        ew_f = ew_time(ew_per_tok)
+        ew_b = ew_f * ceil.elementwise_traffic_bwd / ceil.elementwise_traffic_fwd
+        q_f, q_b = quant_time(moe)
+        perm = t_perm if moe else 0.0
+        mem_f, mem_b = ew_f + q_f + perm, ew_b + q_b + 2 * perm
+        compute_f = gemm_f + t_core_f + mem_f
+        compute_b = 2 * gemm_f + t_core_b + mem_b
+        if st.ep_overlap:
+            # dispatch/combine of one micro-batch run under another's forward or backward chunk
+            # (DualPipe; Megatron-Core 1F1B A2A overlap): exposed only beyond all the compute
+            a2a_exposed = np.maximum(0.0, 2 * a2a - (compute_f + compute_b))
+            a2a_f, a2a_b = a2a_exposed / 3.0, 2 * a2a_exposed / 3.0
+        else:
+            a2a_f = a2a_b = a2a
+        fwd = compute_f + tp_f + t_cp_f + a2a_f
+        bwd = compute_b + tp_b + t_cp_b + a2a_b
         # recompute: full -> the whole forward again; selective -> the attention core (unfused)
         sel = 0.0 if st.flash_attention else t_core_f + ew_time(ew[0][3] / tp)
         re = np.where(rc == 2, fwd, np.where(rc == 1, sel, 0.0))
-        return fwd, bwd, re
-    fd, bd, rd = layer(t_dense_ffn, ew[0][0], 0.0)
-    fm, bm, rm = (layer(t_moe_ffn, ew[1][0], t_a2a_f) if L_moe else (0.0, 0.0, 0.0))
+        full = rc == 2
+        parts = {"gemm": 3 * gemm_f + np.where(full, gemm_f, 0.0),
+                 "attention_core": t_core_f + t_core_b + np.where(full, t_core_f, np.where(rc == 1, sel, 0.0)),
+                 "memory_bound": mem_f + mem_b + np.where(full, mem_f, 0.0),
+                 "tp_comm": tp_f + tp_b + np.where(full, tp_f, 0.0),
+                 "cp_comm": t_cp_f + t_cp_b + np.where(full, t_cp_f, 0.0),
+                 "ep_a2a": a2a_f + a2a_b + np.where(full, a2a_f, 0.0)}
+        return fwd, bwd, re, parts
+    fd, bd, rd, pd_ = layer(t_dense_ffn, ew[0][0], 0.0, False)
+    if L_moe:
+        fm, bm, rm, pm_ = layer(t_moe_ffn, ew[1][0], t_a2a_f, True)
+    else:
+        fm = bm = rm = 0.0
+        pm_ = {k: 0.0 for k in pd_}
     t_model_mb = L_dense * (fd + bd + rd) + L_moe * (fm + bm + rm)   # all layers, one micro-batch
     layers_per_stage = np.ceil(L / (pp * v)) * v
     t_stage = t_model_mb * layers_per_stage / L
-    # LM head (+ loss) on the last stage: logits GEMM forward + 2x backward
-    t_head = 3 * _gemm(ctx, T, s.vocab / tp, d)
+    # LM head (+ loss) on the last stage, kept in BF16: logits GEMM forward + 2x backward
+    t_head = 3 * _gemm16(ctx, T, s.vocab / tp, d)
     # pipeline p2p: activation (fwd) and gradient (bwd) per micro-batch per virtual stage
     # (Narayanan et al. 2021 section 4.1 "scatter/gather": each TP rank sends 1/tp of the tensor on
     # its own NIC; without sequence parallelism the receiver all-gathers it over NVLink)
-    p2p_bytes = T * d * ACTIVATION_BYTES / tp
+    scatter = st.p2p_scatter_gather or sp
+    p2p_bytes = T * d * ACTIVATION_BYTES / (tp if scatter else 1)
     p2p_link_in_domain = (tp * cp * dp * pp) <= ctx.domain
     t_p2p = np.where(p2p_link_in_domain, collectives.p2p_s(p2p_bytes, ctx.scaleup),
                      collectives.p2p_s(p2p_bytes, ctx.scaleout))
-    if not sp:
+    if not sp and st.p2p_scatter_gather:
         t_p2p = t_p2p + collectives.all_gather_s(T * d * ACTIVATION_BYTES, tp, ctx.scaleup)
     t_p2p = np.where(pp > 1, 2 * v * t_p2p, 0.0)
+    share = layers_per_stage / L
+    mb_parts = {k: (L_dense * pd_[k] + L_moe * pm_[k]) * share for k in pd_}
+    mb_parts["lm_head"] = t_head
+    mb_parts["pipeline_p2p"] = t_p2p
     t_mb = t_stage + t_head + t_p2p
     t_fwd_mb = (L_dense * fd + L_moe * fm) * layers_per_stage / L
     t_bwd_mb = (L_dense * bd + L_moe * bm) * layers_per_stage / L
-    t_pipeline = (m + (pp - 1) / v) * t_mb
+    # pipeline bubble (Narayanan et al. 2021, section 2.2.2): (pp - 1) / v micro-batch times for
+    # (interleaved) 1F1B; DualPipe halves the number of idle chunks (DeepSeek-V3 report, Table 2)
+    bubble_slots = (pp - 1) / v if st.pipeline_schedule == "1f1b" else np.maximum(pp / 2 - 1, 0) / v
+    t_pipeline = (m + bubble_slots) * t_mb
 
     # ---- parameters per GPU --------------------------------------------------------------------
     emb = architecture.embedding_params(s)
@@ -351,6 +483,8 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     weights = np.where(zero >= 3, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * w_bytes
     grads = np.where(zero >= 2, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * st.grad_bytes
     optim = np.where(zero >= 1, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * OPTIMIZER_STATE_BYTES_PER_PARAM
+    if st.pipeline_schedule == "dualpipe":  # two copies of the stage's weights (DeepSeek-V3, 3.2.1)
+        weights = weights * 2.0
     if zero.ndim and np.any(zero >= 3):  # gathered working copy of one layer
         weights = weights + np.where(zero >= 3, P / layers_per_stage * w_bytes * 2, 0.0)
 
@@ -376,9 +510,10 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {"step_time_s": step, "memory_per_gpu_bytes": memory, "fits": memory <= usable,
             "usable_bytes": usable, "weights_bytes": weights, "gradients_bytes": grads,
             "optimizer_bytes": optim, "activations_bytes": acts, "pipeline_s": t_pipeline,
-            "bubble_s": (pp - 1) / v * t_mb, "dp_exposed_s": t_dp, "optimizer_s": t_opt,
+            "bubble_s": bubble_slots * t_mb, "dp_exposed_s": t_dp, "optimizer_s": t_opt,
             "microbatch_s": t_mb, "tp_comm_per_layer_s": np.where(tp > 1, 2 * t_tp_fwd, 0.0),
-            "ep_a2a_per_layer_s": 2 * np.asarray(t_a2a_f) * np.ones_like(tp), "microbatches": m}
+            "ep_a2a_per_layer_s": 2 * np.asarray(t_a2a_f) * np.ones_like(tp), "microbatches": m,
+            "microbatch_parts_s": mb_parts}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,7 +555,9 @@ def candidates(ctx: _Ctx, gpus: int, fixed: Mapping | None = None) -> dict[str, 
     ok &= (ctx.batch_seqs % np.maximum(dp * c["microbatch"], 1) == 0)
     m = ctx.batch_seqs // np.maximum(dp * c["microbatch"], 1)
     ok &= (c["interleave"] == 1) | ((c["pp"] > 1) & (m % np.maximum(c["pp"], 1) == 0))
-    ok &= c["pp"] * c["interleave"] <= s.layers
+    # a virtual stage may hold the embedding or the loss instead of a layer (Megatron-Core
+    # account_for_embedding/loss_in_pipeline_split), so pp x v may exceed the layers by 2
+    ok &= c["pp"] * c["interleave"] <= s.layers + 2
     ok &= ((c["tp"] * c["cp"] * dp) % c["ep"] == 0)
     ok &= (c["zero"] != 3) | (c["pp"] == 1)
     if "interleave" not in fixed:
@@ -541,6 +678,10 @@ def _make_estimate(ctx, c, r, i, gpus, n) -> Estimate:
     tb = {k: float(np.broadcast_to(r[k], c["tp"].shape)[i]) for k in
           ("pipeline_s", "bubble_s", "dp_exposed_s", "optimizer_s", "microbatch_s", "tp_comm_per_layer_s",
            "ep_a2a_per_layer_s")}
+    # one step = (micro-batches + bubble) x micro-batch time, split by part, + DP + optimizer
+    slots = float(np.broadcast_to(r["microbatches"], c["tp"].shape)[i]) + tb["bubble_s"] / max(tb["microbatch_s"], 1e-30)
+    for k, val in r["microbatch_parts_s"].items():
+        tb["step_" + k + "_s"] = float(np.broadcast_to(val, c["tp"].shape)[i]) * slots
     return Estimate(step_time_s=step, tokens_per_s_per_gpu=tps, model_flops_per_s_per_gpu=mflops,
                     mfu=mflops / ctx.peak, memory_per_gpu_bytes=float(r["memory_per_gpu_bytes"][i]),
                     memory_breakdown_bytes=mem, parallelism=par, time_breakdown_s=tb, gpus=gpus,

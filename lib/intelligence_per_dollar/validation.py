@@ -33,9 +33,20 @@ STACKS = {
     "nemo-2024": replace(training.MODERN, tp_overlap=True),
     "pytorch-eager": training.Stack(flash_attention=True, sequence_parallel=False, dp_overlap=False,
                                     grad_bytes=2.0, grad_reduce_bytes=2.0),
+    # Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from
+    # every TP rank (no scatter/gather) and runs plain 1F1B
+    "deepspeed-2021": replace(training.MEGATRON_2021, p2p_scatter_gather=False),
+    # Megatron-Bridge / Megatron-Core 2025-26 recipes: TE, TP comm overlap, distributed optimizer,
+    # overlapped DP; MoE benchmarks force-balance routing (load factor 1)
+    "mbridge-2026": replace(training.MODERN, tp_overlap=True),
+    # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
+    # with computation, real (not force-balanced) routing: the book's central load factor
+    "deepseek-v3": replace(training.MODERN, ep_overlap=True, pipeline_schedule="dualpipe",
+                           moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
 }
 
-_MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "experts", "top_k", "expert_d_ff")
+_MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "experts", "top_k", "expert_d_ff",
+              "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank")
 _PAR_INT = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "zero")
 _COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", *_MODEL_INT, "gated_ffn",
             "tied_embeddings", "hardware", "gpus", "precision", "seq_len", "global_batch_seqs", *_PAR_INT,
