@@ -176,7 +176,7 @@ def compare_table(a_recs: Mapping[str, dict], b_recs: Mapping[str, dict]) -> lis
     chapters = list(dict.fromkeys(list(a_recs) + list(b_recs)))
     for ch in chapters:
         fa, fb = sc.flatten(a_recs.get(ch, {})), sc.flatten(b_recs.get(ch, {}))
-        for key in list(dict.fromkeys(list(fa) + list(fb))):
+        for key in sorted(set(fa) | set(fb)):
             va, vb = fa.get(key), fb.get(key)
             ratio = vb / va if _is_num(va) and _is_num(vb) and va != 0 else None
             changed = va != vb and not (_is_num(va) and _is_num(vb) and math.isclose(va, vb, rel_tol=1e-12))

@@ -122,15 +122,17 @@ def hierarchical_all_reduce_s(bytes_, ranks, ranks_in_domain, inner: Link, outer
     return np.where(p_out > 1, hier, all_reduce_s(b, p_in, inner))
 
 
-def hierarchical_all_to_all_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link):
+def hierarchical_all_to_all_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link, outer_scale=1.0):
     """All-to-all whose peers are partly inside the domain (NVLink) and partly outside (NICs).
 
     The ``p_in - 1`` in-domain peers' share goes over NVLink and the ``p - p_in`` others' share
-    over the GPU's NIC at the same time; the slower of the two sets the time.
+    over the GPU's NIC at the same time; the slower of the two sets the time. ``outer_scale``
+    (<= 1) shrinks the cross-domain bytes when a dispatcher deduplicates copies bound for the
+    same remote domain (DeepEP).
     """
     p, d = np.broadcast_arrays(np.asarray(ranks, float), np.asarray(ranks_in_domain, float))
     p_in = np.minimum(p, np.maximum(d, 1))
     b = np.asarray(bytes_, float)
     t_in = (p_in - 1) * inner.latency_s + (p_in - 1) / p * b / inner.effective_bytes_per_s
-    t_out = (p - p_in) / p_in * outer.latency_s + (p - p_in) / p * b / outer.effective_bytes_per_s
+    t_out = (p - p_in) / p_in * outer.latency_s + (p - p_in) / p * b * outer_scale / outer.effective_bytes_per_s
     return np.where(p > 1, np.maximum(t_in, t_out), 0.0)

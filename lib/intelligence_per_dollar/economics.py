@@ -464,19 +464,6 @@ def lifecycle_usd_per_success(serving_usd_per_success, campaign_usd, lifetime_ta
 # platforms: a system in the hardware catalogue priced with the assumption values
 # --------------------------------------------------------------------------------------------
 
-def usd_per_mtok(usd_per_gpu_hour_, tokens_per_s_per_gpu) -> np.ndarray:
-    """USD per million tokens served: (USD/GPU-h) / (tokens/s/GPU x 3600 s/h) x 1e6.
-
-    The standard conversion used by InferenceX and SemiAnalysis's inference TCO (a GPU-hour's
-    cost spread over the tokens it produces). Zero throughput gives +inf (never NaN).
-    """
-    c = _arr("usd_per_gpu_hour", usd_per_gpu_hour_, low=0.0)
-    tps = _arr("tokens_per_s_per_gpu", tokens_per_s_per_gpu, low=0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(tps > 0, c / np.where(tps > 0, tps, 1.0) / S_PER_HOUR * TOKENS_PER_MTOK,
-                        np.where(c > 0, np.inf, 0.0))
-
-
 def price_key(system: str) -> str:
     """Name of a system's price in ``data/prices/prices.csv`` records: ``"<system>.system_price_usd"``."""
     return f"{system}.system_price_usd"
@@ -546,6 +533,46 @@ def buildup_table(values: Mapping[str, object], systems) -> "pd.DataFrame":
         for comp in BUILDUP_COMPONENTS:
             rows.append({"system": sys_, "component": comp, "usd_per_gpu_hour": float(b[comp])})
     return pd.DataFrame(rows)
+
+
+def market_table(records: Mapping[str, Assumption], systems) -> "pd.DataFrame":
+    """Market $/GPU-hour beside the build-up: rental rates and SemiAnalysis's owner TCO per system.
+
+    Reads the ``<accelerator>.rental_usd_per_gpu_hour`` and ``<accelerator>.tco_usd_per_gpu_hour``
+    records of ``data/prices/prices.csv`` (passed in as ``records``); systems without one are
+    skipped. Columns: system, kind, low, central, high, source_url.
+    """
+    import pandas as pd
+
+    rows = []
+    for sys_ in systems:
+        acc, _ = platform(sys_)
+        for field_, kind in (("rental_usd_per_gpu_hour", "rental (on-demand)"),
+                             ("tco_usd_per_gpu_hour", "owner TCO (SemiAnalysis)")):
+            a = records.get(f"{acc}.{field_}")
+            if a is not None:
+                rows.append({"system": sys_, "kind": kind, "low": a.low, "central": a.central, "high": a.high,
+                             "source_url": a.provenance.source_url})
+    return pd.DataFrame(rows, columns=["system", "kind", "low", "central", "high", "source_url"])
+
+
+def reliability_curves(p_grid, steps, *, series_label: str = "k = {k} steps", **task) -> "pd.DataFrame":
+    """Long table of cost per successful task against per-step reliability, one series per k.
+
+    ``task``: keyword arguments of :func:`agentic_task_cost` (tokens, prices, retry policy).
+    Columns: series, steps, p, usd_per_success, success_probability.
+    """
+    import pandas as pd
+
+    p = _prob("p_grid", p_grid).ravel()
+    ks = _arr("steps", steps, low=1.0, integer=True).ravel()
+    tc = agentic_task_cost(p[None, :], ks[:, None], **task)
+    frames = []
+    for i, k in enumerate(ks):
+        frames.append(pd.DataFrame({"series": series_label.format(k=int(k)), "steps": int(k), "p": p,
+                                    "usd_per_success": tc.usd_per_success[i],
+                                    "success_probability": tc.success_probability[i]}))
+    return pd.concat(frames, ignore_index=True)
 
 
 #: Components of :func:`usd_per_gpu_hour_breakdown`, in stacking order.
@@ -690,7 +717,7 @@ __all__ = [
     "workload_cost_usd", "campaign_cost_usd", "agentic_task_cost", "cost_per_successful_task",
     "successful_tasks_per_usd", "implied_step_success_probability", "lifecycle_usd_per_success",
     "parse_ranges", "assumptions", "task_assumptions", "prices", "centrals", "clear_cache",
-    "usd_per_mtok", "price_key", "platform", "platform_cost_kwargs", "platform_usd_per_gpu_hour",
-    "platform_break_even_price_usd", "buildup_table", "BUILDUP_COMPONENTS", "book_assumptions",
+    "price_key", "platform", "platform_cost_kwargs", "platform_usd_per_gpu_hour",
+    "platform_break_even_price_usd", "buildup_table", "market_table", "reliability_curves", "BUILDUP_COMPONENTS", "book_assumptions",
     "with_overrides",
 ]

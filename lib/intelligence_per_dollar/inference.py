@@ -34,12 +34,15 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
   absorption is compute-heavy: per head ``2 ctx (2 c + r)`` FLOPs, DeepSeek-V2 arXiv 2405.04434
   section 2.1.3 and Appendix C).
 * prefill attention: causal flash attention FLOPs at the calibrated :func:`efficiency.attention_time_s`.
-* elementwise kernels (norms, activation, RoPE, residuals, quantisation): memory-bound traffic
+* elementwise kernels (norms, activation, RoPE, residuals, quantisation): memory-bound traffic of
+  about ``10 d + 3 d_ff / tp`` BF16 values per token and layer (each norm reads and writes ``d``,
+  residual adds read ``2d`` and write ``d``, the activation reads ``2 d_ff`` and writes ``d_ff``),
   plus a fixed launch time per kernel.
 * collectives: two tensor-parallel all-reduces per layer (Shoeybi et al. 2019, Megatron-LM), and
   for expert parallelism a dispatch and a combine all-to-all per MoE layer (DeepEP / Rajbhandari
-  et al. 2022, DeepSpeed-MoE), hierarchical when the group leaves the NVLink domain
-  (:mod:`.collectives`).
+  et al. 2022, DeepSpeed-MoE); across NVLink domains a token crosses the NIC once per distinct
+  remote domain (:func:`_ep_all_to_all_s`). ``comm_overlap=True`` (two-batch overlap) hides them
+  behind compute: the layer takes ``max(compute, comm)`` instead of the sum.
 
 **Capacity.** Weights per GPU (dense weights split by tensor parallelism and replicated across
 attention data-parallel ranks, experts split across the whole replica), the KV cache of every
@@ -179,6 +182,7 @@ class _Ctx:
     mode: str
     tile_rows: float
     kernels_per_layer: float
+    comm_overlap: bool
     params: Mapping[str, float] = field(default_factory=dict)
 
 
@@ -188,7 +192,8 @@ def _check_int(name, value, low=1):
     return int(value)
 
 
-def _context(model, hw, precision, input_tokens, output_tokens, kv_precision, mode, scenario) -> _Ctx:
+def _context(model, hw, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
+             comm_overlap=False) -> _Ctx:
     s = architecture.spec(model)
     acc = hw if isinstance(hw, hardware.Accelerator) else hardware.get(hw)
     if precision not in PRECISIONS:
@@ -217,7 +222,7 @@ def _context(model, hw, precision, input_tokens, output_tokens, kv_precision, mo
                 architecture.kv_cache_bytes_per_token(s, hardware.BYTES_PER_ELEMENT[kv_precision]),
                 hardware.dense_flop_per_s(acc, run), acc.bf16_dense_flop_per_s, up, out,
                 int(acc.scaleup_domain_gpus), isl, osl, mode, _assumed("moe_tile_rows", scenario),
-                _assumed("other_kernels_per_layer", scenario),
+                _assumed("other_kernels_per_layer", scenario), bool(comm_overlap),
                 {"expert_total": expert_total, "dense_total": dense_total, "embedding": emb,
                  **{k: float(v) for k, v in p.items()}})
 
@@ -255,6 +260,28 @@ def _decode_attention_flops_per_token(ctx: _Ctx, context):
         per = 2.0 * s.heads * (2 * s.kv_lora_rank + architecture.rope_head_dim(s))
         return s.layers * per * np.asarray(context, float)
     return architecture.attention_flops_per_token(s, np.maximum(np.asarray(context, float), 1.0), causal=False)
+
+
+def _ep_all_to_all_s(ctx: _Ctx, tokens_per_gpu, ep, bytes_per_value):
+    """One expert-parallel all-to-all (dispatch or combine) of ``tokens_per_gpu`` tokens routed top-k.
+
+    Inside the NVLink domain each token goes to the ranks holding its ``k`` experts; across domains
+    it crosses the NIC once per *distinct remote domain* it hits and is forwarded over NVLink there
+    (DeepEP's NVLink forwarding, DeepSeek-V3 arXiv 2412.19437 section 3.2.2). With ``n`` domains and
+    uniform routing a token hits ``(n - 1)(1 - (1 - 1/n)^k)`` remote domains.
+    """
+    s = ctx.s
+    ep = np.asarray(ep, float)
+    k = s.top_k
+    p_in = np.minimum(ep, ctx.domain)
+    n_dom = np.maximum(ep / p_in, 1.0)
+    vec = np.asarray(tokens_per_gpu, float) * s.d_model * bytes_per_value
+    in_bytes = vec * k * (p_in - 1) / np.maximum(ep, 1.0) + vec * k * (n_dom - 1) / n_dom * (p_in - 1) / p_in
+    remote = (n_dom - 1) * (1.0 - np.power(1.0 - 1.0 / n_dom, k))
+    out_bytes = vec * remote
+    t_in = np.where(p_in > 1, (p_in - 1) * ctx.scaleup.latency_s + in_bytes / ctx.scaleup.effective_bytes_per_s, 0.0)
+    t_out = np.where(n_dom > 1, (n_dom - 1) * ctx.scaleout.latency_s + out_bytes / ctx.scaleout.effective_bytes_per_s, 0.0)
+    return np.where(ep > 1, np.maximum(t_in, t_out), 0.0)
 
 
 def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -298,7 +325,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         def ffn(hidden, tokens, split):
             return (_gemm(ctx, tokens, (gated - 1) * hidden / split, d) + _gemm(ctx, tokens, d, hidden / split))
         t_dense_ffn = ffn(s.d_ff, T, tp)
-        ew_bytes_dense = T * ACTIVATION_BYTES * (10 * d + 3 * s.d_ff / tp) * ceil.elementwise_traffic_fwd
+        ew_bytes_dense = T * ACTIVATION_BYTES * (10 * d + 3 * s.d_ff / tp)
         t_ew_dense = ew_bytes_dense / hbm + ctx.kernels_per_layer * ceil.kernel_overhead_s
         dense_layer = t_proj + t_core + t_tp + t_dense_ffn + t_ew_dense
         if not architecture.is_moe(s):
@@ -321,19 +348,18 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         t_shared = ffn(s.shared_experts * f, T, tp) if s.shared_experts else 0.0 * T
         # dispatch (weights' precision if FP8, else BF16) + combine (BF16) all-to-all over the EP group
         disp_bytes = min(ctx.w_bytes, 1.0) if ctx.precision != "bf16" else ACTIVATION_BYTES
-        per_gpu_tokens = T / tp * k
-        a2a = (collectives.hierarchical_all_to_all_s(per_gpu_tokens * d * disp_bytes, ep, ctx.domain, ctx.scaleup, ctx.scaleout)
-               + collectives.hierarchical_all_to_all_s(per_gpu_tokens * d * ACTIVATION_BYTES, ep, ctx.domain,
-                                                       ctx.scaleup, ctx.scaleout))
+        a2a = (_ep_all_to_all_s(ctx, T / tp, ep, disp_bytes) + _ep_all_to_all_s(ctx, T / tp, ep, ACTIVATION_BYTES))
         # ep == 1 with attention DP: gather the replica's tokens, reduce-scatter the outputs
         ag = (collectives.hierarchical_reduce_scatter_s(T_rep * d * disp_bytes, dp, ctx.domain // np.maximum(tp, 1),
                                                         ctx.scaleup, ctx.scaleout)
               + collectives.hierarchical_reduce_scatter_s(T_rep * d * ACTIVATION_BYTES, dp,
                                                           ctx.domain // np.maximum(tp, 1), ctx.scaleup, ctx.scaleout))
         t_moe_comm = np.where(ep > 1, a2a, np.where(dp > 1, ag, 0.0))
-        ew_bytes_moe = T * ACTIVATION_BYTES * (10 * d + 2 * k * d) * ceil.elementwise_traffic_fwd
+        ew_bytes_moe = T * ACTIVATION_BYTES * (10 * d + 2 * k * d)
         t_ew_moe = ew_bytes_moe / hbm + (ctx.kernels_per_layer + 4) * ceil.kernel_overhead_s
-        moe_layer = t_proj + t_core + t_tp + t_experts + t_router + t_shared + t_moe_comm + t_ew_moe
+        t_compute = t_proj + t_core + t_experts + t_router + t_shared + t_ew_moe
+        # two-batch overlap (SGLang/DeepEP) hides the collectives behind the other micro-batch's compute
+        moe_layer = np.maximum(t_compute, t_tp + t_moe_comm) if ctx.comm_overlap else t_compute + t_tp + t_moe_comm
         parts = {"gemm": t_proj + t_experts + t_router + t_shared, "attention": t_core,
                  "comm": t_tp + t_moe_comm, "other": t_ew_moe}
         return dense_layer, moe_layer, parts
@@ -363,7 +389,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         + (dec + 1.0) * s.vocab / tp * 4.0
     mem = w + kv + work
     usable = acc.hbm_bytes * ceil.memory_usable_fraction
-    tokens_per_step = dec if ctx.mode != "prefill" else pre            # per attention rank
+    tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
     tps_gpu = tokens_per_step * dp / (t_step * r)
     per_user = np.where(ctx.mode == "prefill", isl / t_step, 1.0 / t_step)
     L = float(s.layers)
@@ -488,11 +514,14 @@ class Estimate:
         return float(tokens_per_s_per_mw(self.output_tokens_per_s_per_gpu, power_w_per_gpu or self.power_w_per_gpu))
 
 
-def _setup(model, hardware_, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario):
+def _setup(model, hardware_, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
+           comm_overlap=False):
     gpus = _check_int("gpus", gpus)
     if scenario not in efficiency.SCENARIOS:
         raise ValueError(f"scenario={scenario!r} is not allowed; allowed: {', '.join(efficiency.SCENARIOS)}")
-    ctx = _context(model, hardware_, precision, input_tokens, output_tokens, kv_precision, mode, scenario)
+    if not isinstance(comm_overlap, bool):
+        raise ValueError(f"comm_overlap={comm_overlap!r} must be True or False")
+    ctx = _context(model, hardware_, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
     fixed = _check_parallelism(ctx, gpus, parallelism or {})
@@ -517,7 +546,8 @@ def _no_fit_message(ctx, gpus, c):
 
 def estimate(model, hardware: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
              output_tokens: int = 1000, concurrency: float | None = None, parallelism: Mapping | None = None, *,
-             kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central") -> Estimate:
+             kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
+             comm_overlap: bool = False) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
@@ -527,7 +557,7 @@ def estimate(model, hardware: str, gpus: int, precision: str = "fp8", input_toke
     impossible parallelism, weights or KV cache that do not fit.
     """
     gpus, ctx, c = _setup(model, hardware, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario)
+                          kv_precision, mode, scenario, comm_overlap)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
         conc = mc
@@ -566,7 +596,7 @@ FRONTIER_COLUMNS = ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_
 def frontier(model, hardware: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
              output_tokens: int = 1000, concurrency=None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
-             points: int = 64):
+             comm_overlap: bool = False, points: int = 64):
     """The throughput-interactivity frontier: one row per concurrency.
 
     ``concurrency``: an array of concurrencies (None: ``points`` log-spaced values from one sequence
@@ -577,7 +607,7 @@ def frontier(model, hardware: str, gpus: int, precision: str = "fp8", input_toke
     import pandas as pd
 
     gpus, ctx, c = _setup(model, hardware, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario)
+                          kv_precision, mode, scenario, comm_overlap)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:
         raise ValueError(_no_fit_message(ctx, gpus, c))
@@ -620,7 +650,7 @@ _MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "expert
               "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
 _RUN_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", *_MODEL_INT, "gated_ffn",
                 "hardware", "gpus", "precision", "kv_precision", "mode", "input_tokens", "output_tokens", "tp", "dp",
-                "ep", "concurrency", "measured", "unit", "note")
+                "ep", "concurrency", "comm_overlap", "measured", "unit", "note")
 UNITS = ("output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "gemm_s")
 
 
@@ -647,6 +677,7 @@ def _runs(data_dir: str) -> tuple[dict, ...]:
                     "parallelism": par,
                     "concurrency": io.parse_float(path, row, "concurrency", rec["concurrency"], positive=True)
                     if rec["concurrency"] else None,
+                    "comm_overlap": io.parse_bool(path, row, "comm_overlap", rec["comm_overlap"] or "false"),
                     "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
                     "unit": rec["unit"], "note": rec["note"]})
     return tuple(out)
@@ -674,7 +705,8 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, Estimate | No
         return _predict_gemm(case, scenario), None
     e = estimate(case["model"], case["hardware"], case["gpus"], case["precision"], case["input_tokens"],
                  case["output_tokens"], case["concurrency"], case["parallelism"] or None,
-                 kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario)
+                 kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
+                 comm_overlap=case["comm_overlap"])
     if case["unit"] == "input_tokens_per_s_per_gpu":
         return e.input_tokens_per_s_per_gpu, e
     return e.output_tokens_per_s_per_gpu, e

@@ -689,7 +689,7 @@ def validate(data: Any, *, source: str = "<scenario>", _text: str | None = None)
         data = {}
     known = chapters()
     if not isinstance(data, dict):
-        raise ScenarioError(problems + [Problem(source, (), _short(data), f"the file must be a mapping of chapter names "
+        raise ScenarioError(problems + [Problem(source, (), data, f"the file must be a mapping of chapter names "
                                                 f"to parameters, got {type(data).__name__}",
                                                 f"keys: {', '.join(known + META_KEYS)}", 1)])
     # unknown chapters first: the model needs only the known ones
@@ -705,8 +705,8 @@ def validate(data: Any, *, source: str = "<scenario>", _text: str | None = None)
     for ch in known:
         sect = data.get(ch)
         if sect is not None and not isinstance(sect, dict):
-            problems.append(Problem(source, (ch,), _short(sect), f"must be a mapping of parameter names to values, "
-                                    f"got {type(sect).__name__} {_short(sect)!r}",
+            problems.append(Problem(source, (ch,), sect, f"must be a mapping of parameter names to values, "
+                                    f"got {type(sect).__name__} {_short(sect)}",
                                     "parameter names: " + ", ".join(params_by_ch[ch]), _line_for(lines, (ch,))))
     clean = {k: v for k, v in data.items()
              if (k in known and isinstance(v, dict)) or (k in META_KEYS)}
@@ -764,9 +764,10 @@ def defaults() -> Scenario:
     return validate({}, source="<defaults>")
 
 
-def _short(v: Any, n: int = 80) -> Any:
+def _short(v: Any, n: int = 120) -> str:
+    """``repr(v)``, cut to ``n`` characters for messages."""
     r = repr(v)
-    return v if len(r) <= n else r[: n - 3] + "..."
+    return r if len(r) <= n else r[: n - 3] + "..."
 
 
 def _problem(source, loc, err, params_by_ch, lines, allowed_top) -> Problem:
@@ -782,11 +783,11 @@ def _problem(source, loc, err, params_by_ch, lines, allowed_top) -> Problem:
     p = params_by_ch.get(loc[0], {}).get(loc[1]) if len(loc) >= 2 else None
     if typ == "value_error":
         msg = str(err.get("ctx", {}).get("error", err["msg"]))
-        return Problem(source, loc, _short(value), msg, p.allowed() if p else "", line)
+        return Problem(source, loc, value, msg, p.allowed() if p else "", line)
     if loc == ("description",):
-        return Problem(source, loc, _short(value), f"{err['msg']} (got {_short(value)!r})", "a string", line)
+        return Problem(source, loc, value, f"{err['msg']} (got {_short(value)})", "a string", line)
     allowed = p.allowed() if p else ""
-    return Problem(source, loc, _short(value), f"{err['msg'].rstrip('.')} (got {_short(value)!r})", allowed, line)
+    return Problem(source, loc, value, f"{err['msg'].rstrip('.')} (got {_short(value)})", allowed, line)
 
 
 # --------------------------------------------------------------------------- executing and caching

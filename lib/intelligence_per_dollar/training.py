@@ -39,7 +39,7 @@ from . import architecture, collectives, efficiency, hardware
 __all__ = ["Stack", "MODERN", "MEGATRON_2021", "Estimate", "Deadline", "PARALLELISM_KEYS", "RECOMPUTE",
            "evaluate", "estimate", "gpus_for_deadline", "candidates", "search"]
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "full", "partial")
 PARALLELISM_KEYS = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "recompute", "zero")
 PRECISIONS = ("bf16", "fp8", "fp4")
 
@@ -76,6 +76,12 @@ class Stack:
     ``pipeline_schedule``: ``"1f1b"`` (bubble ``(pp-1)/v`` micro-batch times) or
     ``"dualpipe"`` (DeepSeek-V3 report, section 3.2.1, Table 2: bubble ``(pp/2-1)`` chunk times
     of F&B + B - 3W, about half of 1F1B's, at the cost of two copies of the stage's weights).
+    ``ep_dedup``: the dispatcher sends each token once per destination scale-up domain over the
+    scale-out network and fans it out over NVLink there (DeepEP / Megatron-Core "flex"
+    dispatcher; DeepSeek-V3 report section 3.2.2); False: one copy per routed expert.
+    ``fp4_bf16_layer_fraction``: share of the transformer layers whose linear layers an NVFP4
+    recipe keeps in BF16 for stability (NVIDIA 2025, "Pretraining Large Language Models with
+    NVFP4", arXiv 2509.25149, section 4: about 16% of the linear layers, the last blocks).
     ``moe_load_factor``: tokens on the busiest expert-parallel rank over the mean (1.0 when the
     benchmark force-balances routing, as the NeMo/Megatron-Bridge MoE benchmarks state; real
     training with auxiliary-loss-free balancing sits above 1, see :data:`MOE_LOAD_FACTOR`).
@@ -92,6 +98,8 @@ class Stack:
     p2p_scatter_gather: bool = True
     pipeline_schedule: str = "1f1b"
     moe_load_factor: float = 1.0
+    ep_dedup: bool = True
+    fp4_bf16_layer_fraction: float = 0.16
 
     def __post_init__(self):
         if self.pipeline_schedule not in ("1f1b", "dualpipe"):
@@ -201,7 +209,8 @@ def _activation_bytes_per_token(s: architecture.ModelSpec, seq_len: int, flash: 
         k = s.top_k
         f = s.expert_d_ff
         routed = k * ffn(f) + k * q * d            # each routed copy: expert FC1 input, FC1 out, FC2 in
-        routed += k * 2 * d                        # expert outputs kept for the weighted combine
+        # the gate probabilities are applied inside the expert's activation (Megatron-Core
+        # weighted SwiGLU), so the combine is a plain sum that saves nothing for backward
         shared = s.shared_experts * ffn(f)
         ffn_split = routed + shared
     else:
@@ -242,9 +251,18 @@ def _quantize_bytes_per_token(s: architecture.ModelSpec, moe: bool, q: float) ->
 # ---------------------------------------------------------------------------------------------
 
 def _gemm(ctx: _Ctx, m, n, k, groups=1, m_tile=1):
-    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
-                                  ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
-                                  output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+    """A transformer-layer GEMM at the training precision; under FP4 the recipe's BF16 share of
+    layers (``Stack.fp4_bf16_layer_fraction``) runs in BF16, so the time is the mix of both."""
+    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                               ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
+                               output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+    f = ctx.stack.fp4_bf16_layer_fraction if ctx.precision == "fp4" else 0.0
+    if f:
+        t16 = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                     ceil=ctx.ceil, precision="bf16", operand_bytes=2.0,
+                                     output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+        t = (1.0 - f) * t + f * t16
+    return t
 
 
 def _gemm16(ctx: _Ctx, m, n, k, groups=1):
@@ -275,6 +293,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     L_moe = architecture.moe_layers(s)
     L_dense = L - L_moe
     load = st.moe_load_factor
+    layers_per_stage = np.ceil(L / (pp * v)) * v
 
     # ---- GEMM time per layer, forward -------------------------------------------------------
     attn_n = p["attention"] / d                        # all attention matmul params as (d x n)
@@ -331,7 +350,8 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         if not lowp:
             return 0.0, 0.0
         qf, qb = _quantize_bytes_per_token(s, moe, ctx.op_bytes)
-        return T * qf / tp / hbm, T * qb / tp / hbm
+        share = 1.0 - (st.fp4_bf16_layer_fraction if ctx.precision == "fp4" else 0.0)
+        return share * T * qf / tp / hbm, share * T * qb / tp / hbm
     # MoE token permutation: gather top_k copies of each token before dispatch and scatter them
     # back after combine (read d, write top_k d; and the reverse), forward; twice that backward
     t_perm = (T / tp * (1 + s.top_k) * d * ACTIVATION_BYTES * 2 * load / hbm) if L_moe else 0.0
@@ -366,10 +386,66 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         disp_bytes = 1.0 if lowp else 2.0               # dispatch in FP8 when training in FP8/FP4
         a2a_bytes = T / tp * s.top_k * d * load
         ep_in = np.minimum(ep, ctx.domain)
-        t_a2a_f = (collectives.hierarchical_all_to_all_s(a2a_bytes * disp_bytes, ep, ep_in, ctx.scaleup, ctx.scaleout)
-                   + collectives.hierarchical_all_to_all_s(a2a_bytes * 2.0, ep, ep_in, ctx.scaleup, ctx.scaleout))
+        out_scale = 1.0
+        if st.ep_dedup:
+            # remote copies per token: distinct remote domains among top_k experts drawn uniformly
+            # from n = ep / ep_in domains, (n - 1)(1 - (1 - 1/n)^k), instead of k (n - 1) / n
+            n_dom = np.maximum(ep / ep_in, 1.0)
+            distinct = (n_dom - 1) * (1 - (1 - 1 / n_dom) ** s.top_k)
+            out_scale = np.where(n_dom > 1, distinct / np.maximum(s.top_k * (n_dom - 1) / n_dom, 1e-30), 1.0)
+        t_a2a_f = (collectives.hierarchical_all_to_all_s(a2a_bytes * disp_bytes, ep, ep_in, ctx.scaleup, ctx.scaleout,
+                                                         outer_scale=out_scale)
+                   + collectives.hierarchical_all_to_all_s(a2a_bytes * 2.0, ep, ep_in, ctx.scaleup, ctx.scaleout,
+                                                           outer_scale=out_scale))
         t_a2a_f = np.where(ep > 1, t_a2a_f, 0.0)
 
+    # ---- parameters per GPU --------------------------------------------------------------------
+    emb = architecture.embedding_params(s)
+    expert_total = L_moe * s.experts * p["expert"] if L_moe else 0.0
+    dense_total = architecture.total_params(s) - emb - expert_total
+    dense_per_gpu = dense_total / (tp * pp) * (layers_per_stage * pp / L) + emb / tp * np.where(pp > 1, 0.5, 1.0)
+    exp_per_gpu = expert_total / (ep * pp) * (layers_per_stage * pp / L)
+    dp_dense = dp * cp
+    dp_exp = tp * cp * dp / ep
+
+    # ---- memory per GPU ----------------------------------------------------------------------
+    w_bytes = 2.0
+    P = dense_per_gpu + exp_per_gpu
+    weights = np.where(zero >= 3, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * w_bytes
+    grads = np.where(zero >= 2, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * st.grad_bytes
+    optim = np.where(zero >= 1, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * OPTIMIZER_STATE_BYTES_PER_PARAM
+    if st.pipeline_schedule == "dualpipe":  # two copies of the stage's weights (DeepSeek-V3, 3.2.1)
+        weights = weights * 2.0
+    if zero.ndim and np.any(zero >= 3):  # gathered working copy of one layer
+        weights = weights + np.where(zero >= 3, P / layers_per_stage * w_bytes * 2, 0.0)
+
+    def act_layer(moe_idx):
+        per_tok, split, unsplit, core = ew[moe_idx]
+        full = T * per_tok
+        sel = T * (per_tok - core / tp)
+        inp = T * 2 * d / (tp if sp else 1)
+        return full, sel, inp
+    a_d = act_layer(0)
+    a_m = act_layer(1) if L_moe else a_d
+    frac_moe = L_moe / L
+    a_full = (1 - frac_moe) * a_d[0] + frac_moe * a_m[0]
+    a_sel = (1 - frac_moe) * a_d[1] + frac_moe * a_m[1]
+    a_inp = a_d[2]
+    in_flight = np.minimum(pp, m) * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
+    held = layers_per_stage * in_flight                # layer-micro-batches of activations held
+    # working set while recomputing one layer, and the fp32 logits (+ their gradient)
+    work = np.maximum(a_d[0], a_m[0])
+    logits = T * s.vocab / tp * 4.0 * 2
+    usable = acc.hbm_bytes * ceil.memory_usable_fraction
+    # "partial" (3): full recompute of just enough layers per stage to fit, the others
+    # selective (Megatron-Core recompute_method=block, recompute_num_layers)
+    fixed_mem = weights + grads + optim + logits + work
+    need = (fixed_mem + held * a_sel - usable) / np.maximum(held * (a_sel - a_inp), 1e-30)
+    rfrac_part = np.clip(np.ceil(np.clip(need, 0.0, 1.0) * layers_per_stage - 1e-9) / layers_per_stage, 0.0, 1.0)
+    rfrac = np.where(rc == 2, 1.0, np.where(rc == 3, rfrac_part, 0.0))   # share of layers fully recomputed
+    per_layer = rfrac * a_inp + (1 - rfrac) * np.where(rc == 0, a_full, a_sel)
+    acts = per_layer * held + np.where(rfrac > 0, work, 0.0) + logits
+    memory = weights + grads + optim + acts
     # ---- per-layer totals, by part ------------------------------------------------------------
     def layer(t_ffn, ew_per_tok, a2a, moe):
         """Forward, backward and recompute time of one layer, and the same split into parts."""
@@ -397,14 +473,14 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         bwd = compute_b + tp_b + t_cp_b + a2a_b
         # recompute: full -> the whole forward again; selective -> the attention core (unfused)
         sel = 0.0 if st.flash_attention else t_core_f + ew_time(ew[0][3] / tp)
-        re = np.where(rc == 2, fwd, np.where(rc == 1, sel, 0.0))
-        full = rc == 2
-        parts = {"gemm": 3 * gemm_f + np.where(full, gemm_f, 0.0),
-                 "attention_core": t_core_f + t_core_b + np.where(full, t_core_f, np.where(rc == 1, sel, 0.0)),
-                 "memory_bound": mem_f + mem_b + np.where(full, mem_f, 0.0),
-                 "tp_comm": tp_f + tp_b + np.where(full, tp_f, 0.0),
-                 "cp_comm": t_cp_f + t_cp_b + np.where(full, t_cp_f, 0.0),
-                 "ep_a2a": a2a_f + a2a_b + np.where(full, a2a_f, 0.0)}
+        sel_rc = np.where(rc >= 1, sel, 0.0)
+        re = rfrac * fwd + (1 - rfrac) * sel_rc
+        parts = {"gemm": 3 * gemm_f + rfrac * gemm_f,
+                 "attention_core": t_core_f + t_core_b + rfrac * t_core_f + (1 - rfrac) * sel_rc,
+                 "memory_bound": mem_f + mem_b + rfrac * mem_f,
+                 "tp_comm": tp_f + tp_b + rfrac * tp_f,
+                 "cp_comm": t_cp_f + t_cp_b + rfrac * t_cp_f,
+                 "ep_a2a": a2a_f + a2a_b + rfrac * a2a_f}
         return fwd, bwd, re, parts
     fd, bd, rd, pd_ = layer(t_dense_ffn, ew[0][0], 0.0, False)
     if L_moe:
@@ -413,10 +489,16 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         fm = bm = rm = 0.0
         pm_ = {k: 0.0 for k in pd_}
     t_model_mb = L_dense * (fd + bd + rd) + L_moe * (fm + bm + rm)   # all layers, one micro-batch
-    layers_per_stage = np.ceil(L / (pp * v)) * v
-    t_stage = t_model_mb * layers_per_stage / L
-    # LM head (+ loss) on the last stage, kept in BF16: logits GEMM forward + 2x backward
+    t_layer = t_model_mb / L
+    # LM head (+ loss) on the last stage, kept in BF16: logits GEMM forward + 2x backward. The
+    # bottleneck stage is the fuller of a middle stage and the last stage (head + its layers);
+    # when pp x v exceeds the layers the loss takes one virtual chunk of the last stage
+    # (Megatron-Core account_for_loss_in_pipeline_split).
     t_head = 3 * _gemm16(ctx, T, s.vocab / tp, d)
+    last_layers = layers_per_stage - np.where(pp * v > L, np.ceil(L / (pp * v)), 0.0)
+    t_stage_full = t_layer * layers_per_stage
+    t_stage_last = t_layer * last_layers + t_head
+    t_stage = np.maximum(t_stage_full, t_stage_last) - t_head
     # pipeline p2p: activation (fwd) and gradient (bwd) per micro-batch per virtual stage
     # (Narayanan et al. 2021 section 4.1 "scatter/gather": each TP rank sends 1/tp of the tensor on
     # its own NIC; without sequence parallelism the receiver all-gathers it over NVLink)
@@ -439,15 +521,6 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     # (interleaved) 1F1B; DualPipe halves the number of idle chunks (DeepSeek-V3 report, Table 2)
     bubble_slots = (pp - 1) / v if st.pipeline_schedule == "1f1b" else np.maximum(pp / 2 - 1, 0) / v
     t_pipeline = (m + bubble_slots) * t_mb
-
-    # ---- parameters per GPU --------------------------------------------------------------------
-    emb = architecture.embedding_params(s)
-    expert_total = L_moe * s.experts * p["expert"] if L_moe else 0.0
-    dense_total = architecture.total_params(s) - emb - expert_total
-    dense_per_gpu = dense_total / (tp * pp) * (layers_per_stage * pp / L) + emb / tp * np.where(pp > 1, 0.5, 1.0)
-    exp_per_gpu = expert_total / (ep * pp) * (layers_per_stage * pp / L)
-    dp_dense = dp * cp
-    dp_exp = tp * cp * dp / ep
 
     # ---- data-parallel gradient reduction and parameter gather ----------------------------------
     in_dom_dense = np.maximum(1, np.minimum(dp_dense, ctx.domain // (tp * cp)))
@@ -477,43 +550,13 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
     step = t_pipeline + t_dp + t_opt
 
-    # ---- memory per GPU ----------------------------------------------------------------------
-    w_bytes = 2.0
-    P = dense_per_gpu + exp_per_gpu
-    weights = np.where(zero >= 3, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * w_bytes
-    grads = np.where(zero >= 2, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * st.grad_bytes
-    optim = np.where(zero >= 1, dense_per_gpu / dp_dense + exp_per_gpu / dp_exp, P) * OPTIMIZER_STATE_BYTES_PER_PARAM
-    if st.pipeline_schedule == "dualpipe":  # two copies of the stage's weights (DeepSeek-V3, 3.2.1)
-        weights = weights * 2.0
-    if zero.ndim and np.any(zero >= 3):  # gathered working copy of one layer
-        weights = weights + np.where(zero >= 3, P / layers_per_stage * w_bytes * 2, 0.0)
-
-    def act_layer(moe_idx):
-        per_tok, split, unsplit, core = ew[moe_idx]
-        full = T * per_tok
-        sel = T * (per_tok - core / tp)
-        inp = T * 2 * d / (tp if sp else 1)
-        return full, sel, inp
-    a_d = act_layer(0)
-    a_m = act_layer(1) if L_moe else a_d
-    frac_moe = L_moe / L
-    a_full = (1 - frac_moe) * a_d[0] + frac_moe * a_m[0]
-    a_sel = (1 - frac_moe) * a_d[1] + frac_moe * a_m[1]
-    a_inp = a_d[2]
-    per_layer = np.where(rc == 2, a_inp, np.where(rc == 1, a_sel, a_full))
-    in_flight = np.minimum(pp, m) * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
-    acts = per_layer * layers_per_stage * in_flight / v * v
-    # working set while recomputing one layer, and the fp32 logits (+ their gradient)
-    acts = acts + np.where(rc == 2, np.maximum(a_d[0], a_m[0]), 0.0) + T * s.vocab / tp * 4.0 * 2
-    memory = weights + grads + optim + acts
-    usable = acc.hbm_bytes * ceil.memory_usable_fraction
     return {"step_time_s": step, "memory_per_gpu_bytes": memory, "fits": memory <= usable,
             "usable_bytes": usable, "weights_bytes": weights, "gradients_bytes": grads,
             "optimizer_bytes": optim, "activations_bytes": acts, "pipeline_s": t_pipeline,
             "bubble_s": bubble_slots * t_mb, "dp_exposed_s": t_dp, "optimizer_s": t_opt,
             "microbatch_s": t_mb, "tp_comm_per_layer_s": np.where(tp > 1, 2 * t_tp_fwd, 0.0),
             "ep_a2a_per_layer_s": 2 * np.asarray(t_a2a_f) * np.ones_like(tp), "microbatches": m,
-            "microbatch_parts_s": mb_parts}
+            "microbatch_parts_s": mb_parts, "recompute_fraction": rfrac}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,44 +569,71 @@ def _divisors(n: int, cap: int | None = None) -> list[int]:
     return [k for k in out if cap is None or k <= cap]
 
 
+def _cross(c: dict[str, np.ndarray], key: str, values) -> dict[str, np.ndarray]:
+    """Cartesian product of the candidate arrays ``c`` with ``values`` for ``key``."""
+    vals = np.asarray(list(values), dtype=np.int64)
+    n = len(next(iter(c.values())))
+    out = {k: np.repeat(a, len(vals)) for k, a in c.items()}
+    out[key] = np.tile(vals, n)
+    return out
+
+
+def _keep(c: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, np.ndarray]:
+    return {k: a[ok] for k, a in c.items()}
+
+
 def candidates(ctx: _Ctx, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
-    """All valid configurations (arrays) for ``gpus`` GPUs, honouring the ``fixed`` keys."""
+    """All valid configurations (arrays) for ``gpus`` GPUs, honouring the ``fixed`` keys.
+
+    Built one axis at a time, each product filtered at once (tp x pp x cp first, whose product
+    must divide ``gpus`` and leave a data-parallel size that divides the batch), so the arrays
+    never hold the full cartesian product of invalid combinations.
+    """
     s = ctx.s
     fixed = dict(fixed or {})
     cap_tp = ctx.domain
-    tps = [t for t in _divisors(gpus, cap_tp) if s.heads % t == 0 and s.kv_heads % t == 0 or
-           (s.heads % t == 0 and t % s.kv_heads == 0)]
-    pps = [q for q in _divisors(gpus) if q <= s.layers]
-    cps = [c for c in (1, 2, 4, 8, 16, 32) if ctx.seq_len % (2 * c) == 0 or c == 1]
-    vs = [1, 2, 3, 4, 6, 8]
-    mbs = [1, 2, 4, 8]
-    eps = [e for e in _divisors(s.experts)] if s.experts else [1]
-    rcs = [0, 1, 2]
-    zeros = [1, 3] if "zero" not in fixed else [fixed["zero"]]
-    grid = {"tp": tps, "pp": pps, "cp": cps, "interleave": vs, "microbatch": mbs, "ep": eps,
-            "recompute": rcs, "zero": zeros}
+    grid = {
+        "tp": [t for t in _divisors(gpus, cap_tp) if s.heads % t == 0 and (s.kv_heads % t == 0 or t % s.kv_heads == 0)],
+        "pp": [q for q in _divisors(gpus) if q <= s.layers],
+        "cp": [c for c in (1, 2, 4, 8, 16, 32) if ctx.seq_len % (2 * c) == 0 or c == 1],
+        "interleave": [1, 2, 3, 4, 6, 8],
+        "microbatch": [1, 2, 4, 8],
+        "ep": _divisors(s.experts) if s.experts else [1],
+        "recompute": list(range(len(RECOMPUTE))),
+        "zero": [1, 3],
+    }
     for k, val in fixed.items():
         if k in grid:
             grid[k] = [val]
-    mesh = np.meshgrid(*[np.asarray(x, dtype=np.int64) for x in grid.values()], indexing="ij")
-    c = {k: a.ravel() for k, a in zip(grid, mesh)}
-    ok = (gpus % (c["tp"] * c["pp"] * c["cp"]) == 0)
-    dp = np.where(ok, gpus // np.maximum(c["tp"] * c["pp"] * c["cp"], 1), 0)
+    c = {"tp": np.asarray(grid["tp"], np.int64)}
+    c = _cross(c, "pp", grid["pp"])
+    c = _cross(c, "cp", grid["cp"])
+    prod = c["tp"] * c["pp"] * c["cp"]
+    c = _keep(c, gpus % prod == 0)
+    c["dp"] = gpus // (c["tp"] * c["pp"] * c["cp"])
+    ok = (ctx.batch_seqs % c["dp"] == 0)
     if "dp" in fixed:
-        ok &= dp == fixed["dp"]
-    ok &= dp >= 1
-    ok &= (ctx.batch_seqs % np.maximum(dp * c["microbatch"], 1) == 0)
-    m = ctx.batch_seqs // np.maximum(dp * c["microbatch"], 1)
-    ok &= (c["interleave"] == 1) | ((c["pp"] > 1) & (m % np.maximum(c["pp"], 1) == 0))
+        ok &= c["dp"] == fixed["dp"]
+    c = _keep(c, ok)
+    c = _cross(c, "microbatch", grid["microbatch"])
+    c = _keep(c, ctx.batch_seqs % (c["dp"] * c["microbatch"]) == 0)
+    m = ctx.batch_seqs // (c["dp"] * c["microbatch"])
+    c["_m"] = m
+    c = _cross(c, "interleave", grid["interleave"])
+    v, pp = c["interleave"], c["pp"]
+    ok = (v == 1) | ((pp > 1) & (c["_m"] % np.maximum(pp, 1) == 0))
     # a virtual stage may hold the embedding or the loss instead of a layer (Megatron-Core
     # account_for_embedding/loss_in_pipeline_split), so pp x v may exceed the layers by 2
-    ok &= c["pp"] * c["interleave"] <= s.layers + 2
-    ok &= ((c["tp"] * c["cp"] * dp) % c["ep"] == 0)
-    ok &= (c["zero"] != 3) | (c["pp"] == 1)
+    ok &= pp * v <= s.layers + 2
     if "interleave" not in fixed:
-        ok &= (c["interleave"] == 1) | (s.layers % (c["pp"] * c["interleave"]) == 0)
-    c = {k: a[ok] for k, a in c.items()}
-    c["dp"] = dp[ok]
+        ok &= (v == 1) | (s.layers % (pp * v) == 0)
+    c = _keep(c, ok)
+    c = _cross(c, "ep", grid["ep"])
+    c = _keep(c, (c["tp"] * c["cp"] * c["dp"]) % c["ep"] == 0)
+    c = _cross(c, "zero", grid["zero"])
+    c = _keep(c, (c["zero"] != 3) | (c["pp"] == 1))
+    c = _cross(c, "recompute", grid["recompute"])
+    c.pop("_m")
     return c
 
 
@@ -724,16 +794,15 @@ def gpus_for_deadline(model, hardware: str, precision: str = "bf16", tokens: flo
                       scenario: str = "central", fallback: bool = False, max_racks: int = 20000) -> Deadline:
     """Smallest number of whole scale-up domains ("racks") whose GPUs train ``tokens`` in ``days``.
 
-    ``global_batch_tokens`` defaults to the largest power-of-two number of sequences not above
-    ``64 Mi`` tokens (a batch size typical of frontier MoE pre-training, e.g. DeepSeek-V3's 15,360
-    x 4096 = 63 M tokens). Searches racks by bisection on the monotone best step time.
+    ``global_batch_tokens`` defaults to the central assumption :data:`GLOBAL_BATCH_TOKENS`
+    (rounded to whole sequences); the answer depends strongly on it (chapter 2). Searches racks by bisection on the monotone best step time.
     Returns a :class:`Deadline`; ``feasible`` is False (with the reason) when nothing fits.
     """
     for name, v in (("tokens", tokens), ("days", days)):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise ValueError(f"{name}={v!r} must be a positive number")
     ctx = _context(model, hardware, precision, seq_len,
-                   global_batch_tokens or seq_len * 2 ** int(math.log2(64 * 2**20 / seq_len)),
+                   global_batch_tokens or batch_tokens(seq_len, GLOBAL_BATCH_TOKENS["central"]),
                    stack, scenario, fallback)
     gbt = ctx.batch_seqs * ctx.seq_len
     domain = ctx.domain
@@ -771,3 +840,113 @@ def gpus_for_deadline(model, hardware: str, precision: str = "bf16", tokens: flo
     return Deadline(found.gpus, found.gpus // domain, found, days_needed(found), True,
                     f"{found.gpus} GPUs ({found.gpus // domain} x {domain}) train {tokens:.3g} tokens in "
                     f"{days_needed(found):.1f} days")
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 2 helpers: the global-batch assumption, throughput curves, the ratio decomposition
+# ---------------------------------------------------------------------------------------------
+
+#: Global batch in tokens for a 100T-token frontier MoE run, low / central / high (an assumption,
+#: stated openly). Low: what today's frontier MoE runs use, DeepSeek-V3 ramps to 15,360 x 4,096
+#: = 63 M tokens (arXiv 2412.19437, section 4.2) and Kimi K2 trains at 67 M (arXiv 2507.20534,
+#: section 3.4); Llama 3 405B used 16 M (arXiv 2407.21783, section 3.4.1). Central: the critical
+#: batch grows with the data a run sees, roughly as D^0.5 (Zhang et al. 2024, "How Does Critical
+#: Batch Size Scale in Pre-training?", arXiv 2410.21676), so DeepSeek-V3's 63 M at 14.8T tokens
+#: becomes ~164 M at 100T. High: 256 Mi tokens, the same scaling with a 1.5x margin.
+GLOBAL_BATCH_TOKENS = {"low": 64 * 2**20, "central": 20480 * 8192, "high": 256 * 2**20}
+
+#: Hardware attributes swapped one group at a time by :func:`decompose_ratio`, in order.
+DECOMPOSITION_STEPS = (
+    ("peak FLOP/s", ("fp4_dense_flop_per_s", "fp8_dense_flop_per_s", "bf16_dense_flop_per_s")),
+    ("HBM bandwidth", ("hbm_bytes_per_s",)),
+    ("memory capacity", ("hbm_bytes",)),
+    ("scale-up and scale-out links", ("scaleup_bytes_per_s_bidirectional", "scaleout_bytes_per_s",
+                                      "scaleup_domain_gpus")),
+)
+
+
+def batch_tokens(seq_len: int, global_batch_tokens: float) -> int:
+    """``global_batch_tokens`` rounded to a whole number of ``seq_len`` sequences (at least one)."""
+    if not (isinstance(seq_len, (int, np.integer)) and seq_len >= 1):
+        raise ValueError(f"seq_len={seq_len!r} must be an integer >= 1")
+    if not (isinstance(global_batch_tokens, (int, float, np.integer, np.floating)) and global_batch_tokens > 0):
+        raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a positive number")
+    return int(max(1, round(global_batch_tokens / seq_len)) * seq_len)
+
+
+def throughput_curve(model, hardware, precision: str, seq_len: int, global_batch_tokens: float, racks, *,
+                     stack: Stack | None = None, scenario: str = "central", fallback: bool = False) -> dict:
+    """Best cluster tokens/s for each number of racks (scale-up domains) in ``racks``.
+
+    Returns arrays ``racks``, ``gpus``, ``tokens_per_s`` (NaN where no configuration fits or is
+    valid) and ``mfu``. Reading a deadline off this curve is instant (:func:`racks_for_rate`).
+    """
+    ctx = _context(model, hardware, precision, seq_len, batch_tokens(seq_len, global_batch_tokens), stack,
+                   scenario, fallback)
+    racks = np.asarray(racks, dtype=np.int64)
+    tps = np.full(len(racks), np.nan)
+    mfu = np.full(len(racks), np.nan)
+    for j, r in enumerate(racks):
+        g = int(r) * ctx.domain
+        i, c, res, n = _choose(ctx, g, {})
+        if i is not None:
+            e = _make_estimate(ctx, c, res, i, g, n)
+            tps[j] = e.tokens_per_s_per_gpu * g
+            mfu[j] = e.mfu
+    return {"racks": racks, "gpus": racks * ctx.domain, "tokens_per_s": tps, "mfu": mfu, "domain": ctx.domain}
+
+
+def racks_for_rate(curve: Mapping, tokens_per_s: float) -> float | None:
+    """Smallest rack count on ``curve`` whose throughput reaches ``tokens_per_s`` (None if none does)."""
+    ok = np.nan_to_num(np.asarray(curve["tokens_per_s"]), nan=0.0) >= tokens_per_s
+    if not ok.any():
+        return None
+    return float(np.asarray(curve["racks"])[int(np.argmax(ok))])
+
+
+def _swapped(base: hardware.Accelerator, donor: hardware.Accelerator, fields) -> hardware.Accelerator:
+    return replace(base, **{f: getattr(donor, f) for f in fields})
+
+
+def decompose_ratio(model, new: str = "VR200", old: str = "GB200", precision: str = "fp4", *, tokens: float = 100e12,
+                    days: float = 30.0, seq_len: int = 8192, global_batch_tokens: float | None = None,
+                    stack: Stack | None = None, scenario: str = "central") -> list[dict]:
+    """Decompose the GPU-count ratio new/old into the hardware attributes that cause it.
+
+    Starting from ``old``, the attribute groups of :data:`DECOMPOSITION_STEPS` are replaced by
+    ``new``'s values one group at a time (cumulatively; the efficiency ceilings stay ``old``'s),
+    and the deadline inversion (:func:`gpus_for_deadline`) is re-run after each swap. Each row:
+    ``step``, ``gpus`` after the swap, ``ratio_to_old`` (cumulative), ``factor`` (this step's
+    multiplicative effect) and ``share_of_log`` (its share of log(final ratio), so the shares of
+    all steps add to 1). The last row swaps in everything else (the accelerator itself, with its
+    own efficiency ceilings), so its cumulative ratio is exactly the platform ratio.
+    """
+    a_old, a_new = hardware.get(old), hardware.get(new)
+    gbt = global_batch_tokens or GLOBAL_BATCH_TOKENS["central"]
+
+    def run(acc):
+        d = gpus_for_deadline(model, acc, precision, tokens=tokens, days=days, seq_len=seq_len,
+                              global_batch_tokens=gbt, stack=stack, scenario=scenario)
+        if not d.feasible:
+            raise ValueError(f"decompose_ratio: {acc.id} (with swapped attributes) cannot meet the deadline: "
+                             f"{d.message}")
+        return d
+
+    base = run(a_old)
+    rows = [{"step": f"{old} (baseline)", "gpus": base.gpus, "mfu": base.estimate.mfu,
+             "ratio_to_old": 1.0, "factor": 1.0}]
+    acc = a_old
+    prev = base.gpus
+    for name, fields in DECOMPOSITION_STEPS:
+        acc = _swapped(acc, a_new, fields)
+        d = run(acc)
+        rows.append({"step": name, "gpus": d.gpus, "mfu": d.estimate.mfu, "ratio_to_old": d.gpus / base.gpus,
+                     "factor": d.gpus / prev})
+        prev = d.gpus
+    d = run(a_new)
+    rows.append({"step": "efficiency ceilings and the rest", "gpus": d.gpus, "mfu": d.estimate.mfu,
+                 "ratio_to_old": d.gpus / base.gpus, "factor": d.gpus / prev})
+    total = math.log(d.gpus / base.gpus) if d.gpus != base.gpus else float("nan")
+    for r in rows:
+        r["share_of_log"] = (math.log(r["factor"]) / total) if (r["factor"] != 1.0 and total == total) else 0.0
+    return rows
