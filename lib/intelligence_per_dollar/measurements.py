@@ -164,3 +164,44 @@ def power_summary(run: str = DEFAULT_RUN) -> dict[str, float]:
     if out["sustained_bf16_flop_per_s"] <= 0:
         raise io.DataError(f"{path}, key 'sustained_bf16_tflops': must be positive")
     return out
+
+
+INFERENCE_RUN = "h200-2026-11-30"
+
+
+def grouped_gemm(run: str = INFERENCE_RUN) -> pd.DataFrame:
+    """Expert GEMMs as one batched product: experts, tokens_per_expert, d_model, expert_ffn, FLOP/s."""
+    df = _table(run, "grouped_gemm.csv", {"experts": "int", "tokens_per_expert": "int", "d_model": "int",
+                                           "expert_ffn": "int", "seconds": "pos", "tflops": "pos"})
+    df["flop_per_s"] = df.pop("tflops") * 1e12
+    return df
+
+
+def moe_layer(run: str = INFERENCE_RUN) -> pd.DataFrame:
+    """One MoE MLP layer, forward+backward: impl (batched/loop), shape, seconds, model FLOP/s."""
+    df = _table(run, "moe_layer.csv", {"impl": "str", "d_model": "int", "expert_ffn": "int", "experts": "int",
+                                        "top_k": "int", "tokens": "int", "seconds": "pos", "model_tflops": "pos"})
+    df["model_flop_per_s"] = df.pop("model_tflops") * 1e12
+    return df
+
+
+def decode_attention(run: str = INFERENCE_RUN) -> pd.DataFrame:
+    """Single-token GQA attention over a KV cache: batch, context, heads, seconds, KV bytes/s."""
+    df = _table(run, "decode_attention.csv", {"batch": "int", "context": "int", "q_heads": "int",
+                                               "kv_heads": "int", "head_dim": "int", "seconds": "pos",
+                                               "kv_gbytes_per_s": "pos"})
+    df["kv_bytes_per_s"] = df.pop("kv_gbytes_per_s") * 1e9
+    return df
+
+
+def decode_steps(run: str = INFERENCE_RUN) -> pd.DataFrame:
+    """Whole decode steps of a Llama-3-8B-shaped model: batch, context, seconds, tokens/s."""
+    return _table(run, "decode_step.csv", {"model": "str", "batch": "int", "context": "int", "seconds": "pos",
+                                            "tokens_per_s": "pos", "weight_bytes": "pos", "kv_bytes": "pos"})
+
+
+def prefill(run: str = INFERENCE_RUN) -> pd.DataFrame:
+    """Prefill of the same model: prompt_tokens, seconds, FLOP/s."""
+    df = _table(run, "prefill.csv", {"model": "str", "prompt_tokens": "int", "seconds": "pos", "tflops": "pos"})
+    df["flop_per_s"] = df.pop("tflops") * 1e12
+    return df
