@@ -20,7 +20,7 @@ PLATFORMS = (("GB200", "fp4"), ("GB300", "fp4"), ("VR200", "fp4"), ("H100-SXM", 
 
 
 def configs_per_second(hw="GB200", precision="fp4", gpus=72 * 512, repeats=3) -> tuple[float, int]:
-    ctx = training._context(TARGET, hw, precision, 8192, 8192 * 4096, None, "central", False)
+    ctx = training._context(TARGET, hw, precision, 8192, training.GLOBAL_BATCH_TOKENS["central"], None, "central", False)
     c = training.candidates(ctx, gpus)
     n = len(c["tp"])
     training.evaluate(ctx, c)  # warm caches
@@ -31,21 +31,43 @@ def configs_per_second(hw="GB200", precision="fp4", gpus=72 * 512, repeats=3) ->
     return n / dt, n
 
 
+def widget_ms(repeats=50) -> dict[str, float]:
+    """Explore-panel compute per change after warm-up: the memoised exact search (the chapter's
+    settings) and the batch-limited curve reading (other settings)."""
+    from intelligence_per_dollar import widgets_training as wt
+
+    out = {}
+    training.deadline(wt._model(5e11), "VR200", "fp4", days=30.0)                     # exact, memoised
+    wt.curves(5e11, "fp4", platforms=("VR200",))
+    for label, days in (("exact search", 30), ("curve reading", 45)):
+        wt.compute(5e11, "fp4", "VR200", days, platforms=("VR200",))
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            wt.compute(5e11, "fp4", "VR200", days, platforms=("VR200",))
+        out[label] = (time.perf_counter() - t0) / repeats * 1e3
+    return out
+
+
 def main() -> None:
     rate, n = configs_per_second()
     print(f"evaluate(): {n} candidate configurations, {rate:,.0f} configurations/s on one core "
           f"(target >= 150,000; Calculon ~150-185/s)")
+    print("explore panel compute per change (target < 20 ms): "
+          + ", ".join(f"{k} {v:.2f} ms" for k, v in widget_ms().items()))
+    print(f"global batch (central): {training.GLOBAL_BATCH_TOKENS['central'] / 1e6:.0f} M tokens")
     print(f"10T-total / {architecture.active_params(TARGET) / 1e12:.2f}T-active MoE, 100T tokens, 30 days, seq 8192:")
-    for hw, prec in PLATFORMS:
-        t0 = time.perf_counter()
-        d = training.gpus_for_deadline(TARGET, hw, prec, tokens=100e12, days=30, seq_len=8192)
-        dt = time.perf_counter() - t0
-        if d.feasible:
-            e = d.estimate
-            print(f"  {hw:9s} {prec}: {d.gpus:>8,d} GPUs ({d.racks} domains), MFU {e.mfu:.3f}, "
-                  f"{e.parallelism}  search {dt:.2f} s")
-        else:
-            print(f"  {hw:9s} {prec}: {d.message}  search {dt:.2f} s")
+    for regime in training.REGIMES:
+        print(f" {regime} regime:")
+        for hw, prec in PLATFORMS:
+            t0 = time.perf_counter()
+            d = training.deadline(TARGET, hw, prec, tokens=100e12, days=30, seq_len=8192, regime=regime)
+            dt = time.perf_counter() - t0
+            if d.feasible:
+                e = d.estimate
+                print(f"  {hw:9s} {prec}: {d.gpus:>8,d} GPUs ({d.racks} domains), MFU {e.mfu:.3f}, "
+                      f"step {e.step_time_s:.1f} s, {e.parallelism}  search {dt:.2f} s")
+            else:
+                print(f"  {hw:9s} {prec}: {d.message}  search {dt:.2f} s")
 
 
 if __name__ == "__main__":

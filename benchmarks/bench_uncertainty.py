@@ -14,19 +14,14 @@ import numpy as np
 from intelligence_per_dollar import economics as e
 from intelligence_per_dollar import uncertainty as u
 
-#: Analyst rack-price estimates quoted in shared/facts/hardware.md (not sampled here; the
-#: prices file from data/prices/ replaces them once it exists).
-GB200_RACK_USD = 3.5e6
-VR_RACK_USD = 7.8e6
-
-
 def gb200_usd_per_gpu_hour(v):
-    return e.usd_per_gpu_hour(GB200_RACK_USD / 72, **e.cost_kwargs(v, "GB200"))
+    """GB200 NVL72 USD per GPU-hour, its rack price sampled from data/prices/prices.csv."""
+    return e.platform_usd_per_gpu_hour(v, "GB200-NVL72")
 
 
 def vr_break_even_rack_usd(v):
     """Vera Rubin NVL72 break-even rack price if it needs 1/4 the GPU-hours of GB200 NVL72."""
-    return e.break_even_price_usd(gb200_usd_per_gpu_hour(v), 4.0, 72, **e.cost_kwargs(v, "VR200"))
+    return e.platform_break_even_price_usd(v, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
 
 
 def swe_usd_per_success(v):
@@ -39,7 +34,7 @@ def swe_usd_per_success(v):
 
 
 def main(n: int = 100_000, seed: int = 2026) -> None:
-    econ, tasks = e.assumptions(), e.task_assumptions()
+    econ, tasks = e.book_assumptions(), e.task_assumptions()
     for label, fn, recs in [("GB200 USD/GPU-hour", gb200_usd_per_gpu_hour, econ),
                             ("VR NVL72 break-even rack USD", vr_break_even_rack_usd, econ),
                             ("SWE task USD/success", swe_usd_per_success, tasks)]:

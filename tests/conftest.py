@@ -40,3 +40,11 @@ def built_report(tmp_path_factory):
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def chromium_shots_dir():
+    """Where browser tests leave screenshots for a person to look at (build/screenshots)."""
+    d = ROOT / "build" / "screenshots"
+    d.mkdir(parents=True, exist_ok=True)
+    return d

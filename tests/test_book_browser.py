@@ -80,3 +80,36 @@ def test_legend_selection_changes_marks(built_report, chromium):
         assert before != after, "legend click did not change the bars"
         assert watch.errors == [] and watch.failed == []
         page.close()
+
+
+def test_vega_lite_slider_in_static_book_changes_marks(built_report, chromium):
+    """A chart parameter bound to a slider works without a kernel: moving it moves the marks."""
+    html, _, _ = built_report
+    with browser.serve(html) as base:
+        pages = [p for p in _pages(html) if p.startswith("nbs/")]
+        found = False
+        for rel in pages:
+            page = chromium.new_page(viewport={"width": 1300, "height": 900})
+            watch = browser.PageWatch(page)
+            page.goto(f"{base}/{rel}", wait_until="load")
+            if page.locator(".ipd-chart").count():
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('.ipd-chart')].every(d => d.querySelector('svg'))",
+                    timeout=30000)
+            sliders = page.locator(".ipd-chart .vega-bindings input[type=range]")
+            if sliders.count() == 0:
+                page.close()
+                continue
+            found = True
+            chart = page.locator(".ipd-chart", has=page.locator(".vega-bindings input[type=range]")).first
+            marks = "(el) => [...el.querySelectorAll('svg g.mark-symbol path, svg g.mark-text text, svg g.mark-rule line')].map(m => (m.getAttribute('transform') || '') + (m.textContent || '') + (m.getAttribute('x1') || '')).join('|')"
+            before = chart.evaluate(marks)
+            chart.locator(".vega-bindings input[type=range]").first.focus()
+            for _ in range(15):
+                page.keyboard.press("ArrowLeft")
+            page.wait_for_timeout(400)
+            after = chart.evaluate(marks)
+            assert before != after, f"{rel}: moving the slider did not change the chart's marks"
+            assert watch.errors == [] and watch.failed == []
+            page.close()
+        assert found, "no chart in the book binds a Vega-Lite parameter to a slider"

@@ -296,3 +296,126 @@ def test_prices_file_one_used_row_per_key():
     assert all(a.low <= a.central <= a.high for a in recs.values())
     assert all("." in k for k in recs)
     assert not math.isnan(sum(a.central for a in recs.values()))
+
+
+# ---------------------------------------------------------------- platforms, overrides, determinism
+
+def test_platform_cost_uses_catalogue_and_prices():
+    c = e.centrals(e.book_assumptions())
+    got = e.platform_usd_per_gpu_hour(c, "GB200-NVL72")
+    want = e.usd_per_gpu_hour(c["GB200-NVL72.system_price_usd"] / 72, **e.cost_kwargs(c, "GB200"))
+    assert got == pytest.approx(want)
+    b = e.platform_usd_per_gpu_hour(c, "Vera-Rubin-NVL72", breakdown=True)
+    assert b["total"] == pytest.approx(sum(b[k] for k in e.BUILDUP_COMPONENTS))
+    df = e.buildup_table(c, ["GB200-NVL72", "Vera-Rubin-NVL72"])
+    assert set(df["component"]) == set(e.BUILDUP_COMPONENTS) and len(df) == 10
+    with pytest.raises(ValueError, match="system='TPU-pod'"):
+        e.platform_usd_per_gpu_hour(c, "TPU-pod")
+
+
+def test_platform_break_even_equalises_workload_cost():
+    c = e.centrals(e.book_assumptions())
+    price = e.platform_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
+    ref = e.platform_usd_per_gpu_hour(c, "GB200-NVL72")
+    cand = e.platform_usd_per_gpu_hour(c, "Vera-Rubin-NVL72", system_price_usd=price)
+    assert 4.0 * ref == pytest.approx(cand, rel=1e-9)   # H_ref c_ref = (H_ref / 4) c_cand
+
+
+def test_market_table_has_rental_and_tco():
+    m = e.market_table(e.book_assumptions(), ["HGX-H100", "GB200-NVL72"])
+    assert set(m["kind"]) == {"rental (on-demand)", "owner TCO (SemiAnalysis)"}
+    assert (m["low"] <= m["central"]).all() and (m["central"] <= m["high"]).all()
+
+
+def test_overrides_fix_or_replace_ranges():
+    recs = e.with_overrides(e.assumptions(), {"pue": 1.4, "wacc": (0.05, 0.08, 0.12)})
+    assert (recs["pue"].low, recs["pue"].central, recs["pue"].high) == (1.4, 1.4, 1.4)
+    assert recs["wacc"].central == 0.08
+    assert e.assumptions()["pue"].central == pytest.approx(1.25)      # the cached records are untouched
+    with pytest.raises(ValueError, match="unknown assumption 'nope'"):
+        e.with_overrides(e.assumptions(), {"nope": 1})
+    with pytest.raises(ValueError, match="low <= central <= high"):
+        e.with_overrides(e.assumptions(), {"pue": (1.5, 1.2, 1.6)})
+
+
+def test_same_seed_gives_identical_headlines():
+    from intelligence_per_dollar import uncertainty as u
+
+    recs = e.book_assumptions()
+
+    def be(v):
+        return e.platform_break_even_price_usd(v, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
+    a, b = u.run(be, recs, 5000, seed=42), u.run(be, recs, 5000, seed=42)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert a.interval == b.interval
+    assert u.run(be, recs, 5000, seed=43).interval != a.interval
+
+
+def test_reliability_curves_long_table():
+    df = e.reliability_curves([0.9, 0.95, 1.0], [1, 5], **TASK)
+    assert len(df) == 6 and set(df["steps"]) == {1, 5}
+    five = df[df["steps"] == 5].sort_values("p")
+    assert np.all(np.diff(five["usd_per_success"]) <= 0)
+
+
+# ---------------------------------------------------------------- properties (hypothesis)
+
+@FAST
+@given(p=st.floats(0, 1), dp=st.floats(0, 1), k=st.integers(1, 80), price=st.floats(0, 100))
+def test_cost_per_success_never_falls_as_p_falls_across_ks(p, dp, k, price):
+    kw = dict(prefix_tokens=2000.0, output_tokens_per_step=300.0, tool_result_tokens_per_step=500.0,
+              input_usd_per_mtok=price / 4, output_usd_per_mtok=price)
+    ps = np.array([p, p * (1 - dp)])
+    c = e.cost_per_successful_task(ps, k, **kw)
+    assert c[1] >= c[0] * (1 - 1e-12)
+
+
+@FAST
+@given(r1=st.floats(0.2, 20), r2=st.floats(0.2, 20), gb_price=st.floats(5e5, 2e7), util=st.floats(0.05, 1),
+       life=st.floats(0.5, 10), pue=st.floats(1, 2.5))
+def test_break_even_rises_with_vera_rubin_efficiency_on_platforms(r1, r2, gb_price, util, life, pue):
+    c = dict(e.centrals(e.book_assumptions()), **{"GB200-NVL72.system_price_usd": gb_price, "utilisation": util,
+                                                  "useful_life_years": life, "pue": pue})
+    lo, hi = sorted((r1, r2))
+    a = e.platform_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", lo)
+    b = e.platform_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", hi)
+    assert np.isfinite(a) and np.isfinite(b) and b >= a
+
+
+@FAST
+@given(price=st.floats(0, 1e8), power=st.floats(0, 1e4), wacc=st.floats(0, 1), life=st.floats(1e-3, 50),
+       util=st.floats(1e-3, 1), p=st.floats(0, 1), k=st.integers(1, 200), tasks=st.floats(1, 1e12),
+       camp=st.floats(0, 1e10), policy=st.sampled_from(e.RETRY_POLICIES), r=st.integers(0, 5))
+def test_no_nan_for_any_valid_input(price, power, wacc, life, util, p, k, tasks, camp, policy, r):
+    c = e.usd_per_gpu_hour(price, power, networking_capex_fraction=0.1, storage_capex_fraction=0.02,
+                           facility_capex_usd_per_w=12.0, facility_life_years=20, useful_life_years=life, wacc=wacc,
+                           pue=1.3, electricity_usd_per_kwh=0.1, operations_fraction_of_capex_per_year=0.04,
+                           utilisation=util)
+    assert np.isfinite(c)
+    tc = e.agentic_task_cost(p, k, prefix_tokens=3000.0, output_tokens_per_step=200.0, tool_result_tokens_per_step=400.0,
+                             input_usd_per_mtok=float(c), output_usd_per_mtok=float(c) * 4, retry_policy=policy,
+                             max_retries=r)
+    for v in (tc.usd_per_success, tc.usd_per_task, tc.success_probability):
+        assert not np.isnan(v)
+    life_cost = e.lifecycle_usd_per_success(tc.usd_per_success, camp, tasks, tc.success_probability)
+    assert not np.isnan(life_cost)
+    assert not np.isnan(e.successful_tasks_per_usd(tc.usd_per_success))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: e.agentic_task_cost(1.0001, 5, **TASK), "step_success_probability=1.0001"),
+    (lambda: e.agentic_task_cost(0.9, 5, **TASK, context_retention_fraction=1.5), "context_retention_fraction=1.5"),
+    (lambda: e.implied_step_success_probability(-0.2, 5), "task_success_probability=-0.2"),
+    (lambda: e.lifecycle_usd_per_success(1.0, 1.0, 10, 2.0), "success_probability=2"),
+    (lambda: e.cost_per_successful_task(0.9, 5, **dict(TASK, output_usd_per_mtok=-0.5)), "output_usd_per_mtok=-0.5"),
+    (lambda: e.campaign_cost_usd(10, 3600, -1.0), "usd_per_gpu_hour=-1"),
+    (lambda: e.break_even_price_usd(-2.0, 4, 72, 1000, **SIMPLE), "reference_usd_per_gpu_hour=-2"),
+    (lambda: e.capital_recovery_factor(0.1, 0), "life_years=0"),
+    (lambda: e.usd_per_gpu_hour(5, 1000, **dict(SIMPLE, facility_life_years=0)), "facility_life_years=0"),
+    (lambda: e.platform_usd_per_gpu_hour(dict(e.centrals(e.book_assumptions()),
+                                              **{"GB200-NVL72.system_price_usd": -1.0}), "GB200-NVL72"),
+     "system_price_usd=-1"),
+])
+def test_more_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -97,3 +97,70 @@ def test_gpus_for_deadline():
     none = training.gpus_for_deadline(LLAMA405, "A100-80GB", "bf16", tokens=1e17, days=1, seq_len=4096,
                                       max_racks=64)
     assert not none.feasible and none.gpus is None and "nothing fits" in none.message
+
+
+def test_partial_recompute_between_none_and_full():
+    ctx = training._context(SMALL, "H100-SXM", "bf16", 4096, 4 * 2**20, None, "central", False)
+    c = training.candidates(ctx, 64)
+    r = training.evaluate(ctx, c)
+    f = np.asarray(r["recompute_fraction"]) * np.ones(len(c["tp"]))
+    assert np.all((f >= 0) & (f <= 1))
+    assert np.all(f[c["recompute"] == 2] == 1) and np.all(f[c["recompute"] == 0] == 0)
+
+
+def test_cp_is_not_free():
+    """Context parallelism pays a KV ring and smaller kernels: same layout, cp=2 is slower per token
+    of work than cp=1 when the batch is large enough not to need it."""
+    a = training.estimate(SMALL, "H100-SXM", 64, "bf16", 8192, 8 * 2**20, {"tp": 4, "pp": 1, "cp": 1, "dp": 16,
+                                                                          "microbatch": 1, "recompute": "none"})
+    b = training.estimate(SMALL, "H100-SXM", 64, "bf16", 8192, 8 * 2**20, {"tp": 4, "pp": 1, "cp": 2, "dp": 8,
+                                                                          "microbatch": 1, "recompute": "none"})
+    assert b.step_time_s > a.step_time_s
+    assert b.memory_breakdown_bytes["weights"] == pytest.approx(a.memory_breakdown_bytes["weights"])
+
+
+def test_moe_load_factor_and_fp4_overheads_slow_down():
+    base = training.estimate(MOE, "GB200", 72, "fp8", 4096, 4096 * 576, {"tp": 1, "pp": 1, "ep": 8, "microbatch": 1})
+    imb = training.estimate(MOE, "GB200", 72, "fp8", 4096, 4096 * 576, {"tp": 1, "pp": 1, "ep": 8, "microbatch": 1},
+                            stack=training.Stack(moe_load_factor=1.25))
+    assert imb.step_time_s > base.step_time_s
+    f4 = training.estimate(SMALL, "GB200", 72, "fp4", 4096, 4096 * 576)
+    f8 = training.estimate(SMALL, "GB200", 72, "fp8", 4096, 4096 * 576)
+    # FP4 is faster but by far less than the 2x peak ratio (BF16 layers, casts, BF16 attention)
+    assert 1.0 < f8.step_time_s / f4.step_time_s < 1.8
+
+
+@settings(max_examples=6, deadline=None)
+@given(lf=st.floats(1.0, 2.0))
+def test_load_factor_monotone(lf):
+    kw = dict(parallelism={"tp": 1, "pp": 1, "ep": 8, "microbatch": 1, "recompute": "full"})
+    a = training.estimate(MOE, "GB200", 72, "fp8", 4096, 4096 * 576, stack=training.Stack(moe_load_factor=lf), **kw)
+    b = training.estimate(MOE, "GB200", 72, "fp8", 4096, 4096 * 576,
+                          stack=training.Stack(moe_load_factor=min(lf + 0.5, 4.0)), **kw)
+    assert b.step_time_s >= a.step_time_s
+
+
+def test_bad_stack():
+    with pytest.raises(ValueError, match="pipeline_schedule"):
+        training.Stack(pipeline_schedule="gpipe")
+    with pytest.raises(ValueError, match="moe_load_factor"):
+        training.Stack(moe_load_factor=0.5)
+
+
+def test_decompose_ratio_multiplies_to_total():
+    rows = training.decompose_ratio(MOE, "VR200", "GB200", "fp8", tokens=2e13, days=30, seq_len=4096,
+                                    global_batch_tokens=4096 * 2048)
+    prod = np.prod([r["factor"] for r in rows])
+    assert prod == pytest.approx(rows[-1]["ratio_to_old"])
+    assert sum(r["share_of_log"] for r in rows) == pytest.approx(1.0)
+    assert rows[0]["step"].startswith("GB200")
+
+
+def test_throughput_curve_and_batch_tokens():
+    assert training.batch_tokens(8192, 64 * 2**20) == 64 * 2**20
+    with pytest.raises(ValueError, match="global_batch_tokens"):
+        training.batch_tokens(8192, -1)
+    cv = training.throughput_curve(SMALL, "H100-SXM", "bf16", 4096, 2 * 2**20, [1, 2, 4])
+    assert cv["gpus"].tolist() == [8, 16, 32]
+    assert training.racks_for_rate(cv, 1.0) == 1.0
+    assert training.racks_for_rate(cv, 1e30) is None

@@ -377,22 +377,30 @@ def from_total_active(total_params: float, active_params: float, *, top_k: int =
                       shared_experts: int = 1, expert_ratio: float = 2048 / 7168,
                       d_model_per_layer: float = 7168 / 61, head_dim_: int = 128, kv_heads: int = 8,
                       vocab: int = 163840, dense_layers: int = 1, d_model_multiple: int = 1024,
-                      experts_multiple: int = 8) -> ModelSpec:
+                      experts_multiple: int = 64) -> ModelSpec:
     """Derive a plausible MoE architecture with the given total and active parameter counts.
 
     Rules (each a stated assumption, defaults from DeepSeek-V3 / Kimi-K2, whose published
     configs share d_model 7168, 61 layers, expert FFN 2048, top-8 + 1 shared expert):
 
-    1. SwiGLU experts of hidden size ``expert_ratio * d_model``; ``top_k`` routed + ``shared_experts``
-       active per token; GQA attention with ``head_dim_``-wide heads (``heads = d_model / head_dim_``)
-       and ``kv_heads`` KV heads; ``dense_layers`` leading dense layers whose ``d_ff`` equals
-       ``(top_k + shared_experts) * expert_d_ff``, so a dense layer costs what an MoE layer's
-       active part costs (DeepSeek-V3: 18432 = 9 x 2048).
+    1. SwiGLU experts of hidden size about ``expert_ratio * d_model`` (a multiple of 128);
+       ``top_k`` routed + ``shared_experts`` active per token; GQA attention with
+       ``head_dim_``-wide heads (``heads = d_model / head_dim_``) and ``kv_heads`` KV heads;
+       ``dense_layers`` leading dense layers whose ``d_ff`` equals ``(top_k + shared_experts) *
+       expert_d_ff``, so a dense layer costs what an MoE layer's active part costs (DeepSeek-V3:
+       18432 = 9 x 2048).
     2. Depth and width keep the aspect ratio ``d_model / layers = d_model_per_layer`` (~117).
        ``d_model`` is the multiple of ``d_model_multiple`` that best matches the active count at
        that aspect ratio; ``layers`` is then set from the active count.
-    3. The number of routed experts is then fixed by the total count, rounded to a multiple of
-       ``experts_multiple`` (so expert parallelism of 8, 16, ... divides it).
+    3. The number of routed experts is fixed by the total count and is a multiple of
+       ``experts_multiple`` (64: expert parallelism of 8, 16, 32 or 64 divides it, as
+       DeepSeek-V3's 256 and Kimi K2's 384 experts do; a count like 232 = 8 x 29 would cap
+       expert parallelism at 8). Since total / active fixes experts x expert size, hitting the
+       total with such a count moves the expert hidden size away from rule 1's (finer or coarser
+       experts, between 0.5x and 1.6x) and d_model a few multiples away from rule 2's (the
+       layers re-solved for the active count); among the choices whose counts land within 2% of
+       both targets, the one closest to rules 1 and 2 (sum of |log| distances from the expert
+       ratio and the aspect ratio) wins; if none does, smaller multiples (32, 16, 8) are tried.
 
     The result matches ``active_params`` and ``total_params`` to within a few percent (the
     rounding); callers should report :func:`total_params` / :func:`active_params` of the result.
@@ -405,33 +413,56 @@ def from_total_active(total_params: float, active_params: float, *, top_k: int =
     if top_k < 1 or shared_experts < 0:
         raise ValueError(f"top_k={top_k} must be >= 1 and shared_experts={shared_experts} >= 0")
 
-    def build(d: int, layers: int, experts: int) -> ModelSpec:
-        f = max(128, int(round(expert_ratio * d / 128)) * 128)
+    def build(d: int, layers: int, experts: int, f: int | None = None) -> ModelSpec:
+        if f is None:
+            f = max(128, int(round(expert_ratio * d / 128)) * 128)
         return ModelSpec(layers=layers, d_model=d, heads=d // head_dim_,
                          kv_heads=min(kv_heads, d // head_dim_), d_ff=(top_k + shared_experts) * f,
                          vocab=vocab, experts=experts, top_k=top_k, expert_d_ff=f,
                          shared_experts=shared_experts, dense_layers=min(dense_layers, layers - 1),
                          gated_ffn=True, head_dim=head_dim_)
 
-    def active_of(d: int, layers: int) -> float:
-        return active_params_fn(build(d, layers, max(top_k, experts_multiple)))
-
     active_params_fn = globals()["active_params"]
     total_params_fn = globals()["total_params"]
+
+    def active_of(d: int, layers: int, f: int | None = None) -> float:
+        return active_params_fn(build(d, layers, max(top_k, 8), f))
+
     best = None
     for d in range(d_model_multiple, 64 * d_model_multiple + 1, d_model_multiple):
         layers = max(2, int(round(d / d_model_per_layer)))
         err = abs(math.log(active_of(d, layers) / active_params))
         if best is None or err < best[0]:
             best = (err, d)
-    d = best[1]
-    # layers from the active count at this width
-    per_layer = active_of(d, 3) - active_of(d, 2)
-    base = active_of(d, 2) - 2 * per_layer
-    layers = max(2, int(round((active_params - base) / per_layer)))
-    s0 = build(d, layers, max(top_k, experts_multiple))
-    per_expert = moe_layers(s0) * params_per_layer(s0)["expert"]
-    extra = (total_params - total_params_fn(s0)) / per_expert
-    experts = s0.experts + extra
-    experts = max(top_k, int(round(experts / experts_multiple)) * experts_multiple, experts_multiple)
-    return build(d, layers, experts)
+    d_best = best[1]
+
+    def solve(d: int, f: int, mult: int):
+        # layers from the active count at this width and expert size (active is linear in layers)
+        per_layer = active_of(d, 3, f) - active_of(d, 2, f)
+        base = active_of(d, 2, f) - 2 * per_layer
+        layers = max(2, int(round((active_params - base) / per_layer)))
+        s0 = build(d, layers, max(top_k, 8), f)
+        per_expert = moe_layers(s0) * params_per_layer(s0)["expert"]
+        experts = s0.experts + (total_params - total_params_fn(s0)) / per_expert
+        experts = max(int(round(experts / mult)) * mult, mult, top_k)
+        s1 = build(d, layers, experts, f)
+        err = (abs(math.log(total_params_fn(s1) / total_params)) + abs(math.log(active_params_fn(s1) / active_params)))
+        # distance from the stated proportions: expert size / d_model and d_model / layers
+        dist = abs(math.log(f / (expert_ratio * d))) + abs(math.log(d / layers / d_model_per_layer))
+        return err, dist, s1
+
+    ds = [x for x in range(d_best - 4 * d_model_multiple, d_best + 5 * d_model_multiple, d_model_multiple)
+          if x >= d_model_multiple and x % head_dim_ == 0]
+    for mult in [m for m in (experts_multiple, 32, 16, 8) if m <= experts_multiple]:
+        sols = []
+        for d in ds:
+            f0 = expert_ratio * d
+            for i in range(-20, 15):
+                f = max(128, int(round(f0 * 2 ** (i / 20) / 128)) * 128)
+                err, dist, s1 = solve(d, f, mult)
+                if err <= 0.02:
+                    sols.append((dist, s1))
+        if sols:
+            return min(sols, key=lambda t: t[0])[1]
+    f = max(128, int(round(expert_ratio * d_best / 128)) * 128)
+    return solve(d_best, f, 8)[2]

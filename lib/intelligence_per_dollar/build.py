@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 from . import io
 
 #: Chapters in reading order: notebook stem under nbs/.
-CHAPTERS = ("01_hardware",)
+CHAPTERS = ("00_claims", "01_hardware", "02_training", "03_post_training", "04_intelligence_per_dollar")
 
 
 class ChapterFailed(RuntimeError):

@@ -51,7 +51,7 @@ from . import economics, hardware, io, uncertainty
 VERDICTS = ("supported", "supported only if", "contradicted", "cannot be checked")
 RULES = ("at_least", "at_most", "up_to", "equals", "headline", "price_below", "unverifiable")
 #: Columns of :func:`ledger`, in order.
-COLUMNS = ("id", "claim", "source", "estimate", "p5", "p50", "p95", "unit", "interval", "verdict",
+COLUMNS = ("id", "claim", "source", "claimed", "rule", "estimate", "p5", "p50", "p95", "unit", "interval", "verdict",
            "condition", "deciding_assumption", "section", "link", "detail")
 
 #: Systems compared by the ledger: the claims are Vera Rubin NVL72 against GB200 NVL72.
@@ -371,23 +371,50 @@ def serving_usd_per_mtok(values: Mapping[str, object], model: str, system: str, 
     return usd_per_mtok(economics.platform_usd_per_gpu_hour(values, system), tps)
 
 
-def weight_sync_s(**kw) -> float:
-    """Chapter 3's :func:`post_training.weight_sync_time_s` for Perplexity's setup (or ``kw``)."""
+def weight_sync_s(efficiency: float | None = None, **kw) -> float:
+    """Chapter 3's :func:`post_training.weight_sync_time_s` for Perplexity's published setup.
+
+    Kimi-K2 (1T parameters) from 256 BF16 trainer GPUs to 128 FP8 rollout GPUs in replicas of 16,
+    static point-to-point RDMA WRITE over each H100's 400 Gb/s NIC; ``efficiency`` defaults to
+    chapter 3's central ``weight_sync_efficiency``. ``kw`` overrides any argument.
+    """
     pt = _module("post_training")
-    args = dict(params=1.0e12, sender_gpus=256, receiver_gpus=128, sender_precision="bf16",
-                receiver_precision="fp8", hardware="H100-SXM")
+    if efficiency is None:
+        try:
+            efficiency = pt.assumptions()["weight_sync_efficiency"].central
+        except (io.DataError, KeyError):
+            efficiency = 0.9
+    args = dict(senders=256, receivers=128, receiver_shard_gpus=16,
+                link_bytes_per_s=hardware.get("H100-SXM").scaleout_bytes_per_s or 50e9, efficiency=efficiency,
+                src_bytes_per_param=2.0, dst_bytes_per_param=1.0, schedule="p2p")
     args.update(kw)
-    import inspect
-
-    sig = inspect.signature(pt.weight_sync_time_s)
-    accepted = {k: v for k, v in args.items() if k in sig.parameters}
-    r = pt.weight_sync_time_s(**accepted)
-    return float(getattr(r, "time_s", r))
+    return float(pt.weight_sync_time_s(kw.pop("params", 1.0e12), **{k: v for k, v in args.items() if k != "params"}))
 
 
-def rl_step(**kw):
-    """Chapter 3's :func:`post_training.rl_step` (passes ``kw`` through)."""
-    return _module("post_training").rl_step(**kw)
+def weight_sync_efficiency_range() -> tuple[float, float, float]:
+    """(low, central, high) of chapter 3's achieved-NIC-bandwidth fraction for weight sync."""
+    pt = _module("post_training")
+    try:
+        a = pt.assumptions()["weight_sync_efficiency"]
+        return a.low, a.central, a.high
+    except (io.DataError, KeyError):
+        return 0.7, 0.9, 0.95
+
+
+#: RL fleet used for the ledger's and chapter 4's RL comparisons: rollout and trainer GPUs (two racks).
+RL_FLEET = (144, 144)
+
+
+@functools.lru_cache(maxsize=32)
+def _rl(model_name: str, accelerator: str, rollout: int, trainer: int, cpu_speed_factor: float):
+    return _module("post_training").rl_step(serving_model(model_name), accelerator, rollout, trainer,
+                                            cpu_speed_factor=cpu_speed_factor)
+
+
+def rl_step(system: str, *, model: str = "Nemotron-3-Ultra", cpu_speed_factor: float = 1.0):
+    """Chapter 3's :func:`post_training.rl_step` for ``model`` on ``system`` with :data:`RL_FLEET` (cached)."""
+    acc, _ = economics.platform(system)
+    return _rl(model, acc, RL_FLEET[0], RL_FLEET[1], float(cpu_speed_factor))
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,13 +425,7 @@ def swe_task_cost(values: Mapping[str, object], output_usd_per_mtok) -> economic
     """A SWE-bench-Verified-like task: k steps, per-step p = resolve_rate**(1/k), tokens priced."""
     k = np.rint(np.asarray(values["swe_agent_steps"], dtype=float))
     p = economics.implied_step_success_probability(values["swe_bench_verified_resolve_rate"], k)
-    out_price = np.asarray(output_usd_per_mtok, dtype=float)
-    return economics.agentic_task_cost(
-        p, k, prefix_tokens=values["prefix_tokens"], output_tokens_per_step=values["output_tokens_per_step"],
-        tool_result_tokens_per_step=values["tool_result_tokens_per_step"],
-        context_retention_fraction=values["context_retention_fraction"],
-        input_usd_per_mtok=out_price * np.asarray(values["input_over_output_token_cost"], dtype=float),
-        output_usd_per_mtok=out_price)
+    return economics.agentic_task_cost(p, k, **task_kwargs(values, output_usd_per_mtok))
 
 
 def engineer_usd_per_issue(values: Mapping[str, object]) -> np.ndarray:
@@ -489,13 +510,19 @@ def serving_throughput_ratio(values: Mapping[str, object], model: str = "Kimi-K2
 
 def rl_gpu_hour_ratio(values: Mapping[str, object], model: str = "Nemotron-3-Ultra", *,
                       reference: str = REFERENCE_SYSTEM, candidate: str = CANDIDATE_SYSTEM):
-    """Reference over candidate GPU-hours of an RL campaign (adapter for chapter 3's campaign model).
+    """Reference over candidate GPU-hours of an RL campaign.
 
-    Until :mod:`.post_training` provides ``campaign``, an RL step is split into generation
+    With chapter 3's :mod:`.post_training`: the ratio of :func:`rl_step` times on the same fleet
+    (:data:`RL_FLEET`). Fallback adapter while it is absent: an RL step is split into generation
     (share g = ``rl_generation_time_share`` of the reference's time, sped up by the serving
     throughput ratio) and training (the rest, sped up by chapter 2's training throughput ratio):
     ratio = 1 / (g / r_serve + (1 - g) / r_train), a harmonic mean weighted by time.
     """
+    try:
+        ref_step, cand_step = rl_step(reference, model=model), rl_step(candidate, model=model)
+        return ref_step.step_time_s / cand_step.step_time_s   # same fleet on both: GPU-hours scale with step time
+    except ChapterUnavailable:
+        pass
     r_serve = serving_throughput_ratio(values, model, reference=reference, candidate=candidate)
     r_train = (training_tokens_per_s_per_gpu(model, candidate) / training_tokens_per_s_per_gpu(model, reference))
     g = np.asarray(values["rl_generation_time_share"], dtype=float)
@@ -518,8 +545,8 @@ def break_even_table(recs: Mapping[str, economics.Assumption], n: int, seed: int
         r_serve = float("nan")
     try:
         r_rl = float(rl_gpu_hour_ratio(cen))
-        uses.append(("RL campaign, 550B MoE (chapters 2-3)", r_rl,
-                     "generation share at the serving ratio, the rest at the training ratio"))
+        uses.append(("RL campaign, 550B MoE (chapter 3)", r_rl,
+                     f"RL step time on {RL_FLEET[0]} + {RL_FLEET[1]} GPUs"))
     except (ChapterUnavailable, ValueError):
         pass
     rows = []
@@ -567,6 +594,59 @@ def lifecycle_table(recs: Mapping[str, economics.Assumption], systems, n: int, s
     return pd.DataFrame(rows)
 
 
+def overrides(rack_prices_usd: Mapping[str, float] | None = None, **named) -> dict[str, object]:
+    """Assumption overrides from chapter parameters: ``None`` keeps the data's range.
+
+    ``rack_prices_usd`` maps a system (e.g. ``"Vera-Rubin-NVL72"``) to a fixed price; every other
+    keyword is an assumption name (e.g. ``pue=1.3``).
+    """
+    out: dict[str, object] = {k: v for k, v in named.items() if v is not None}
+    for system, price in dict(rack_prices_usd or {}).items():
+        out[economics.price_key(system)] = price
+    return out
+
+
+def task_kwargs(values: Mapping[str, object], output_usd_per_mtok, **policy) -> dict:
+    """Keyword arguments of :func:`economics.agentic_task_cost` from assumption values and a token price."""
+    price = np.asarray(output_usd_per_mtok, dtype=float)
+    kw = dict(prefix_tokens=values["prefix_tokens"], output_tokens_per_step=values["output_tokens_per_step"],
+              tool_result_tokens_per_step=values["tool_result_tokens_per_step"],
+              context_retention_fraction=values["context_retention_fraction"],
+              input_usd_per_mtok=price * np.asarray(values["input_over_output_token_cost"], dtype=float),
+              output_usd_per_mtok=price)
+    kw.update(policy)
+    return kw
+
+
+def policy_table(values: Mapping[str, object], output_usd_per_mtok: float, p: float, k: int) -> pd.DataFrame:
+    """The seed's five-tool-call workflow under each retry policy: success rate, cost per task and
+    per success (central values)."""
+    rows = []
+    for label, pol in (("one attempt, failure found at the end", dict(retry_policy="none")),
+                       ("one attempt, stop at the first failed step", dict(retry_policy="none", detect_failures=True)),
+                       (f"retry the whole task (up to {int(values['max_task_attempts'])} attempts)",
+                        dict(retry_policy="task", max_retries=int(values["max_task_attempts"]) - 1)),
+                       (f"reliable rollback: retry a failed step (up to {int(values['max_step_retries'])} retries)",
+                        dict(retry_policy="step", max_retries=int(values["max_step_retries"])))):
+        tc = economics.agentic_task_cost(p, k, **task_kwargs(values, output_usd_per_mtok, **pol))
+        rows.append({"policy": label, "success_probability": float(tc.success_probability),
+                     "usd_per_task": float(tc.usd_per_task), "usd_per_success": float(tc.usd_per_success),
+                     "tasks_per_usd": float(economics.successful_tasks_per_usd(tc.usd_per_success))})
+    return pd.DataFrame(rows)
+
+
+def task_cost_by_quality(recs: Mapping[str, economics.Assumption], system: str, resolve_rates, n: int, seed: int,
+                         model: str = "Nemotron-3-Ultra") -> pd.DataFrame:
+    """Cost per resolved SWE task on ``system`` at several resolve rates (model quality), with intervals."""
+    rows = []
+    for rate in resolve_rates:
+        sub = economics.with_overrides(recs, {"swe_bench_verified_resolve_rate": float(rate)})
+        d = mc_interval(lambda v: swe_task_cost(v, serving_usd_per_mtok(v, model, system)).usd_per_success,
+                        sub, n, seed)
+        rows.append({"resolve_rate": float(rate), **d})
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------------------------
 # the ledger
 # --------------------------------------------------------------------------------------------
@@ -585,7 +665,8 @@ class Row:
 
     def as_dict(self) -> dict:
         c = self.claim
-        return {"id": c.id, "claim": c.claim, "source": c.provenance.source_url, "estimate": self.estimate,
+        return {"id": c.id, "claim": c.claim, "source": c.provenance.source_url, "claimed": c.claimed_value,
+                "rule": c.rule, "estimate": self.estimate,
                 "p5": self.p5, "p50": self.p50, "p95": self.p95, "unit": c.unit, "interval": self.interval,
                 "verdict": self.verdict.verdict, "condition": self.verdict.condition,
                 "deciding_assumption": self.deciding, "section": c.section, "link": c.link, "detail": self.detail}
@@ -700,45 +781,38 @@ def _unavailable(row: Row, ex: Exception) -> Row:
 
 
 def _row_weight_sync(c: Claim, ctx: Context) -> Row:
-    row = Row(c, deciding="scale-out bandwidth and efficiency (chapter 3)")
+    row = Row(c, deciding="weight_sync_efficiency (achieved fraction of the NIC line rate, chapter 3)")
     try:
-        pt = _module("post_training")
-        t = {sc: weight_sync_s(scenario=sc) for sc in ("low", "central", "high")} \
-            if "scenario" in __import__("inspect").signature(pt.weight_sync_time_s).parameters \
-            else {"central": weight_sync_s()}
+        lo, cen, hi = weight_sync_efficiency_range()
+        t = {e_: weight_sync_s(efficiency=e_) for e_ in (lo, cen, hi)}
     except ChapterUnavailable as ex:
         return _unavailable(row, ex)
     vals = np.array(list(t.values()), dtype=float)
-    row.p5, row.p50, row.p95 = float(vals.min()), float(t["central"]), float(vals.max())
-    row.interval = "chapter 3 scenarios low/central/high" if len(t) > 1 else "central assumptions only"
+    row.p5, row.p50, row.p95 = float(vals.min()), float(t[cen]), float(vals.max())
+    row.interval = f"range over weight_sync_efficiency {lo:g}-{hi:g} (central {cen:g})"
     row.estimate = _interval_text(row.p5, row.p50, row.p95) + " s"
-    row.detail = "1T parameters, 256 BF16 trainer GPUs to 128 FP8 inference GPUs (Perplexity's setup)"
+    row.detail = ("Kimi-K2, 1T parameters: 256 BF16 trainer GPUs to 128 FP8 rollout GPUs (replicas of 16), "
+                  "static point-to-point RDMA WRITE over 400 Gb/s NICs; Perplexity measured 1.3 s")
     row.verdict = decide(c.rule, c.claimed_value, row.p5, row.p50, row.p95, c.tolerance,
-                         condition="the network sustains the high-efficiency scenario")
+                         condition="the NICs sustain the high end of weight_sync_efficiency")
     return row
 
 
 def _row_vera_cpu(c: Claim, ctx: Context) -> Row:
-    row = Row(c, deciding="sandbox CPU time per rollout (chapter 3)")
+    row = Row(c, deciding="sandbox CPU-seconds per rollout and sandbox CPUs (chapter 3)")
     try:
-        pt = _module("post_training")
-        import inspect
-
-        params = inspect.signature(pt.rl_step).parameters
-        if "cpu_speed_factor" not in params:
-            raise ChapterUnavailable("post_training.rl_step has no cpu_speed_factor argument")
-        base = pt.rl_step(cpu_speed_factor=1.0)
-        fast = pt.rl_step(cpu_speed_factor=c.claimed_value)
-        t0 = float(getattr(base, "step_time_s", np.nan))
-        t1 = float(getattr(fast, "step_time_s", np.nan))
-        change = 1.0 - t1 / t0
-        row.p5 = row.p50 = row.p95 = change
+        base = rl_step(CANDIDATE_SYSTEM)
+        fast = rl_step(CANDIDATE_SYSTEM, cpu_speed_factor=c.claimed_value)
+        change = 1.0 - fast.cost_usd / base.cost_usd
+        row.p5 = row.p50 = row.p95 = float(change)
         row.interval = "central assumptions only"
-        row.estimate = f"{change:.1%} shorter RL step if true"
-        row.detail = f"RL step {t0:.1f} s at x1.0 CPU speed, {t1:.1f} s at x{c.claimed_value:g}"
+        row.estimate = f"{change:.1%} cheaper RL step if true"
+        row.detail = (f"Nemotron-3-Ultra-class RL step on {CANDIDATE_SYSTEM} ({RL_FLEET[0]} rollout + {RL_FLEET[1]} "
+                      f"trainer GPUs): {base.step_time_s:.0f} s at x1.0 CPU speed, {fast.step_time_s:.0f} s at "
+                      f"x{c.claimed_value:g}; environment share {base.shares.get('environment', 0):.1%}")
     except ChapterUnavailable as ex:
         row.detail = str(ex)
-    except (TypeError, ValueError) as ex:
+    except ValueError as ex:
         row.detail = f"chapter 3 rl_step call failed: {ex}"
     row.verdict = decide("unverifiable", c.claimed_value, 0, 0, 0)
     return row
@@ -899,6 +973,21 @@ def ledger(assumption_overrides: Mapping[str, object] | None = None, *, n: int =
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def relative_to_claim(df: pd.DataFrame) -> pd.DataFrame:
+    """The book's interval over the claimed value, for rows that have both (1 = exactly as claimed).
+
+    Rows judged ``unverifiable``, without a finite interval, or whose claim is zero are left out.
+    Columns: id, label (the claim's first words), p5, p50, p95, verdict.
+    """
+    ok = (df["rule"] != "unverifiable") & np.isfinite(df["p5"].astype(float)) \
+        & np.isfinite(df["p95"].astype(float)) & (df["claimed"].astype(float) != 0)
+    d = df[ok]
+    out = pd.DataFrame({"id": d["id"], "label": d["id"].str.replace("_", " "),
+                        "p5": d["p5"] / d["claimed"], "p50": d["p50"] / d["claimed"], "p95": d["p95"] / d["claimed"],
+                        "verdict": d["verdict"]})
+    return out.reset_index(drop=True)
+
+
 def verdict_counts(df: pd.DataFrame) -> dict[str, int]:
     """How many claims got each verdict (every verdict listed, zeros included)."""
     return {v: int((df["verdict"] == v).sum()) for v in VERDICTS}
@@ -910,6 +999,7 @@ def clear_cache() -> None:
     _deadline.cache_clear()
     _frontier.cache_clear()
     _train_tput.cache_clear()
+    _rl.cache_clear()
 
 
 __all__ = ["VERDICTS", "RULES", "COLUMNS", "Claim", "Verdict", "ChapterUnavailable", "claims", "parse_claims",
@@ -918,4 +1008,5 @@ __all__ = ["VERDICTS", "RULES", "COLUMNS", "Claim", "Verdict", "ChapterUnavailab
            "serving_usd_per_mtok", "throughput_at_interactivity", "weight_sync_s", "rl_step", "swe_task_cost",
            "engineer_usd_per_issue", "clear_cache", "mc_interval", "gpu_hour_intervals", "task_cost_by_platform",
            "break_even_table", "lifecycle_table", "rl_gpu_hour_ratio", "serving_throughput_ratio",
-           "training_tokens_per_s_per_gpu", "usd_per_mtok"]
+           "training_tokens_per_s_per_gpu", "usd_per_mtok", "overrides", "task_kwargs", "policy_table",
+           "task_cost_by_quality", "weight_sync_efficiency_range", "RL_FLEET", "relative_to_claim"]

@@ -20,6 +20,7 @@ import csv
 import inspect
 import io as _stdio
 import json
+import logging
 import math
 import shutil
 import sys
@@ -136,10 +137,16 @@ def _records(scn, chapters, args, bar) -> dict[str, dict]:
 
 def cmd_report(args) -> int:
     from . import build
+    from . import io as ipd_io
     from . import scenario as sc
 
     (scn,) = _load([args.scenario])
     chapters = sc.chapters()
+    missing = [ch for ch in chapters if not (ipd_io.repo_root() / "nbs" / f"{ch}.ipynb").exists()]
+    if missing:
+        _err(f"chapter(s) {', '.join(missing)} listed in intelligence_per_dollar.build.CHAPTERS have no notebook "
+             f"under {ipd_io.repo_root() / 'nbs'}")
+        return EXIT_CHAPTER
     out = Path(args.out).resolve()
     executed = Path(args.executed).resolve() if args.executed else out.with_name(out.name + "-executed")
     bar = _bar(len(chapters) + 1, f"{scn.name}", not args.no_progress)
@@ -208,37 +215,95 @@ def cmd_compare(args) -> int:
     return EXIT_OK
 
 
-def _ledger(records: dict[str, dict], scn):
-    """The claims ledger as a DataFrame, or ``(None, note)`` when no ledger exists yet.
+#: Keyword arguments of ``claims.ledger`` taken from a chapter parameter the scenario sets.
+#: The ledger chapter (00_claims) comes first: its value wins when several chapters set one.
+LEDGER_ARGS = {"n": (("00_claims", "mc_samples"), ("04_intelligence_per_dollar", "mc_samples")),
+               "seed": (("00_claims", "seed"), ("04_intelligence_per_dollar", "seed")),
+               "training_precision": (("00_claims", "training_precision"), ("02_training", "precision")),
+               "training_range": (("00_claims", "training_range"),)}
 
-    Uses ``intelligence_per_dollar.claims.ledger`` when that module exists, passing whichever of
-    ``records`` (``{chapter: {record: values}}``), ``parameters`` (``{chapter: resolved
-    parameters}``) and ``scenario`` it accepts; else a record named ``claims`` from any chapter.
-    """
+#: Ledger columns shown in the terminal (``--columns all`` shows every one).
+LEDGER_COLUMNS = ("id", "claimed", "unit", "estimate", "verdict", "condition", "deciding_assumption")
+
+
+def _claims_module():
     import importlib
 
-    import pandas as pd
-
     try:
-        claims = importlib.import_module(".claims", __package__)
+        return importlib.import_module(".claims", __package__)
     except ModuleNotFoundError as ex:
         if ex.name != f"{__package__}.claims":
             raise
-        claims = None
+        return None
+    except ImportError:  # e.g. sys.modules entry set to None
+        return None
+
+
+def ledger_arguments(scn, claims) -> tuple[dict[str, Any], list[str]]:
+    """Keyword arguments for ``claims.ledger`` from the values a scenario *sets* (nothing set: the
+    ledger's own defaults), and a description of each one applied.
+
+    A parameter whose name is one of the ledger's ranged assumptions (``claims.all_assumptions()``,
+    e.g. ``pue``, ``wacc``) fixes that assumption; ``rack_prices_usd`` fixes rack prices;
+    :data:`LEDGER_ARGS` maps chapter parameters to the ledger's other arguments. A ledger that
+    accepts ``records``, ``parameters`` or ``scenario`` receives the scenario itself instead.
+    """
+    sig = inspect.signature(claims.ledger).parameters
+    kwargs: dict[str, Any] = {}
+    applied: list[str] = []
+    if "scenario" in sig:
+        kwargs["scenario"] = scn
+    if "parameters" in sig:
+        kwargs["parameters"] = {ch: scn.resolved(ch) for ch in scn.defaults}
+    if "assumption_overrides" in sig:
+        try:
+            names = set(claims.all_assumptions())
+        except Exception:  # noqa: BLE001 - no assumption list: nothing to map
+            names = set()
+        named, racks = {}, None
+        for ch, vals in scn.overrides.items():  # chapters in book order: 00_claims first, and it wins
+            for k, v in vals.items():
+                if k in names and v is not None and k not in named:
+                    named[k] = v
+                    applied.append(f"{ch}.{k}={v!r}")
+                elif k == "rack_prices_usd" and v and racks is None:
+                    racks = v
+                    applied.append(f"{ch}.{k}={v!r}")
+        if named or racks:
+            kwargs["assumption_overrides"] = (claims.overrides(racks, **named) if hasattr(claims, "overrides")
+                                              else dict(named))
+    for kw, sources in LEDGER_ARGS.items():
+        for ch, name in sources:
+            if kw in sig and name in scn.overrides.get(ch, {}):
+                kwargs[kw] = scn.overrides[ch][name]
+                applied.append(f"{ch}.{name}={kwargs[kw]!r}")
+                break
+    return kwargs, applied
+
+
+def _ledger(scn, records: dict[str, dict] | None = None):
+    """``(DataFrame, note)``: the claims ledger, else a ``claims`` record, else ``(None, note)``."""
+    import pandas as pd
+
+    claims = _claims_module()
     if claims is not None and hasattr(claims, "ledger"):
-        offered = {"records": records, "parameters": {ch: scn.resolved(ch) for ch in records}, "scenario": scn}
-        sig = inspect.signature(claims.ledger)
-        kwargs = {k: v for k, v in offered.items() if k in sig.parameters}
-        df = claims.ledger(**kwargs)
-        return pd.DataFrame(df), None
-    for ch, recs in records.items():
+        kwargs, applied = ledger_arguments(scn, claims)
+        if "records" in inspect.signature(claims.ledger).parameters:
+            kwargs["records"] = records if records is not None else {}
+        note = (f"ledger under {scn.name}: " + (", ".join(applied) if applied else "the ledger's own assumptions"))
+        return pd.DataFrame(claims.ledger(**kwargs)), note
+    for ch, recs in (records or {}).items():
         if "claims" in recs:
             rec = recs["claims"]
             rows = rec if isinstance(rec, list) else [dict(claim=k, **(v if isinstance(v, dict) else {"value": v}))
                                                       for k, v in rec.items()]
-            return pd.DataFrame(rows), None
-    return None, ("note: the claims ledger (chapter 00_claims, intelligence_per_dollar.claims) is not in the "
-                  "book yet; showing the headline values the chapters record instead.")
+            return pd.DataFrame(rows), f"claims recorded by chapter {ch} under {scn.name}"
+    return None, ("note: the claims ledger (intelligence_per_dollar.claims.ledger) is not available; "
+                  "showing the headline values the chapters record instead.")
+
+
+def _cut(v: Any, n: int = 60) -> Any:
+    return v if not isinstance(v, str) or len(v) <= n else v[: n - 1] + "…"
 
 
 def cmd_claims(args) -> int:
@@ -246,18 +311,35 @@ def cmd_claims(args) -> int:
 
     (scn,) = _load([args.scenario])
     chapters = _chapters(args.chapter)
-    bar = _bar(len(chapters), "claims", not args.no_progress)
-    try:
-        recs = _records(scn, chapters, args, bar)
-    finally:
-        bar.close()
-    df, note = _ledger(recs, scn)
+    claims = _claims_module()
+    recs = None
+    needs_records = claims is None or not hasattr(claims, "ledger") or \
+        "records" in inspect.signature(claims.ledger).parameters
+    if needs_records:
+        bar = _bar(len(chapters), "claims", not args.no_progress)
+        try:
+            recs = _records(scn, chapters, args, bar)
+        finally:
+            bar.close()
+    df, note = _ledger(scn, recs)
     if df is not None:
+        if args.columns == "all" or args.format != "text":
+            cols = [str(c) for c in df.columns]
+        elif args.columns:
+            cols = [c.strip() for c in args.columns.split(",")]
+            bad = [c for c in cols if c not in df.columns]
+            if bad:
+                raise _InputError(f"unknown column(s) {', '.join(bad)}; columns: {', '.join(map(str, df.columns))}")
+        else:
+            cols = [c for c in LEDGER_COLUMNS if c in df.columns] or [str(c) for c in df.columns]
         rows = df.to_dict("records")
-        print(_render(rows, [str(c) for c in df.columns], args.format))
+        if args.format == "text":
+            rows = [{k: _cut(v) for k, v in r.items()} for r in rows]
+        print(_render(rows, cols, args.format))
+        print(f"\n{note}", file=sys.stderr)
         return EXIT_OK
     rows = [{"chapter": ch, "headline": k, "value": v}
-            for ch, r in recs.items() for k, v in sc.flatten(r).items()]
+            for ch, r in (recs or {}).items() for k, v in sc.flatten(r).items()]
     print(_render(rows, ["chapter", "headline", "value"], args.format, right=("value",)))
     print(f"\n{note}", file=sys.stderr)
     return EXIT_OK
@@ -277,9 +359,9 @@ def cmd_params(args) -> int:
     rows = []
     for ch in _chapters(args.chapter):
         for p in sc.chapter_parameters(ch).values():
-            default = p.default if p.literal else "(computed in the notebook)"
-            rows.append({"chapter": ch, "parameter": p.name, "default": _fmt(default) if not isinstance(default, str)
-                         else default, "allowed": p.allowed(), "note": p.comment})
+            default = json.dumps(p.default) if p.literal else "(computed in the notebook)"
+            rows.append({"chapter": ch, "parameter": p.name, "default": default, "allowed": p.allowed(),
+                         "note": p.comment})
     if args.format == "text":
         for r in rows:
             r["allowed"] = r["allowed"] if len(r["allowed"]) <= 70 else r["allowed"][:67] + "..."
@@ -333,12 +415,17 @@ def _parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
 
     k = sub.add_parser("claims", help="print the claims ledger as a table",
-                       description="Execute the chapters under a scenario (reusing identical earlier executions) "
-                                   "and print the claims ledger. Until the ledger chapter exists this prints "
-                                   "the headline values the chapters record.")
+                       description="Print the claims ledger (intelligence_per_dollar.claims.ledger) under a "
+                                   "scenario: values the scenario sets for the ledger's assumptions (pue, wacc, "
+                                   "utilisation, rack_prices_usd, mc_samples, seed, ...) replace the ledger's "
+                                   "ranges. Without a ledger, executes the chapters (reusing identical earlier "
+                                   "executions) and prints their recorded headline values.")
     k.add_argument("--scenario", metavar="FILE", help="scenario YAML file (default: every chapter's defaults)")
     k.add_argument("--chapter", action="append", metavar="CH", help="only this chapter (repeatable)")
-    k.add_argument("--format", choices=("text", "markdown", "csv"), default="text", help="table format")
+    k.add_argument("--format", choices=("text", "markdown", "csv"), default="text",
+                   help="table format (markdown and csv carry every column)")
+    k.add_argument("--columns", metavar="A,B,...", default=None,
+                   help="ledger columns to show in the terminal, or 'all' (default: " + ", ".join(LEDGER_COLUMNS) + ")")
     common(k)
     k.set_defaults(func=cmd_claims)
 
@@ -363,6 +450,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 on bad arguments, 0 on --help
+    if not getattr(args, "verbose", False):
+        # papermill warns about parameters it cannot match in a cell it parses by regex (e.g. a
+        # comment containing "="); the scenario was already validated against the real cell
+        logging.getLogger("papermill").setLevel(logging.ERROR)
     if getattr(args, "command", None) in ("params",):
         args.chapter = args.chapter or None
     try:

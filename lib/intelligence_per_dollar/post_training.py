@@ -256,8 +256,8 @@ def rl_step(model, platform: str, rollout_gpus: int, trainer_gpus: int, *, promp
     waves = max(1.0, n / M)
     k = int(async_depth)
     tail = l_max if k == 0 else l_max / (k + 1)
-    t_gen = t_prefill + a * max(tail, n * mean_eff / M if waves > 1 else tail / (1 if k == 0 else 1)) \
-        + c * n * mean_eff / ranks
+    fixed_iterations = max(tail, n * mean_eff / M) if waves > 1 else tail
+    t_gen = t_prefill + a * fixed_iterations + c * n * mean_eff / ranks
     # environment: sandboxes work alongside generation; the last reward check is exposed
     t_env_total = n * sandbox_cpu_s / (sandbox_cpus * cpu_speed_factor)
     t_env_tail = min(sandbox_cpu_s / cpu_speed_factor, sandbox_cpu_s)
@@ -316,12 +316,13 @@ def best_split(model, platform: str, gpus: int, fractions=None, **kw):
     import pandas as pd
 
     _num("gpus", gpus, low=2, integer=True)
-    dom = hardware.get(platform).scaleup_domain_gpus
+    dom = int(hardware.get(platform).scaleup_domain_gpus)
     fracs = fractions if fractions is not None else np.arange(1, 16) / 16.0
     rows = []
     for f in fracs:
         _num("fraction", f, low=0, low_open=True, high=1)
-        r_g = int(round(gpus * f / dom)) * dom if gpus >= 2 * dom else int(round(gpus * f))
+        unit = min(dom, 8)                 # whole 8-GPU groups (a rollout replica or a trainer node)
+        r_g = int(round(gpus * f / unit)) * unit
         t_g = gpus - r_g
         if r_g < 1 or t_g < 1:
             continue

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import io as _stdio
 import json
@@ -117,6 +118,25 @@ class Names:
 
 
 @dataclasses.dataclass(frozen=True)
+class MappingOf:
+    """A mapping whose keys are in ``keys`` (sequence or callable) and whose values meet ``value``."""
+
+    keys: Sequence | Callable[[], Sequence]
+    value: Number
+
+    def check(self, name: str, value):
+        if not isinstance(value, Mapping):
+            raise ValueError(f"parameter {name}={value!r} must be a mapping; allowed: {self.allowed()}")
+        for k, v in value.items():
+            params.choice(f"{name} key", k, _values(self.keys))
+            self.value.check(f"{name}[{k!r}]", v)
+        return value
+
+    def allowed(self) -> str:
+        return f"a mapping from {', '.join(map(str, _values(self.keys)))} to {self.value.allowed()}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Rule:
     """A check across parameters of one chapter.
 
@@ -150,15 +170,45 @@ def _measured_runs() -> list[str]:
     return sorted({m.run for m in measurements.index()})
 
 
+def _global_batches() -> list[str]:
+    from . import training
+
+    return list(training.GLOBAL_BATCH_TOKENS)
+
+
+def _rl_algorithms() -> list[str]:
+    from . import post_training
+
+    return list(post_training.ALGORITHMS)
+
+
 #: Per-parameter constraints that the chapter's own literal ``params`` checks cannot express,
 #: keyed ``"chapter.param"``. Keys of chapters that exist must name a parameter of that chapter
 #: (tests/test_scenario.py checks); keys of chapters not yet written are ignored.
-CONSTRAINTS: dict[str, Choice | Number | Names] = {
+CONSTRAINTS: dict[str, Choice | Number | Names | MappingOf] = {
     "01_hardware.precision": Choice(("fp4", "fp8", "bf16")),
     "01_hardware.baseline": Choice(_accelerators),
     "01_hardware.systems": Names(_accelerators),
     "01_hardware.racks": Names(_systems),
     "01_hardware.measured_run": Choice(_measured_runs),
+    "00_claims.rack_prices_usd": MappingOf(_systems, Number(0)),
+    # the rest of chapter 2's checks are literal and derived from the notebook
+    "02_training.systems": Names(_accelerators),
+    "02_training.global_batch": Choice(_global_batches),
+    # chapter 3 defines its policies in the notebook (POLICIES); keep this list in step with it
+    "03_post_training.policy": Choice(("nemotron-3-ultra-class", "deepseek-v3")),
+    "03_post_training.algorithm": Choice(_rl_algorithms),
+    "03_post_training.usd_overrides": MappingOf(_accelerators, Number(0)),
+    # chapter 4 checks these in a loop (not literal calls); None keeps the data's low/central/high range
+    "04_intelligence_per_dollar.systems": Names(_systems),
+    "04_intelligence_per_dollar.rack_prices_usd": MappingOf(_systems, Number(0)),
+    "04_intelligence_per_dollar.useful_life_years": Number(0.5, 30),
+    "04_intelligence_per_dollar.wacc": Number(0, 1),
+    "04_intelligence_per_dollar.pue": Number(1, 3),
+    "04_intelligence_per_dollar.electricity_usd_per_kwh": Number(0, 2),
+    "04_intelligence_per_dollar.utilisation": Number(0.01, 1),
+    "04_intelligence_per_dollar.output_tokens_per_step": Number(1, 1e5),
+    "04_intelligence_per_dollar.lifetime_tasks_served": Number(1, 1e15),
 }
 
 
@@ -170,10 +220,21 @@ def _member_of(param: str, among: str) -> Rule:
                 lambda v: f"one of {among}: {', '.join(map(str, v[among]))}")
 
 
-#: Cross-parameter rules by chapter.
+def _keys_among(param: str, among: str) -> Rule:
+    """Every key of mapping ``param`` must be one of the names in parameter ``among``."""
+    def check(v):
+        bad = [k for k in v[param] if k not in list(v[among])]
+        return f"{param} has key(s) {bad} that are not in {among}" if bad else None
+
+    return Rule(param, (among,), check, lambda v: f"keys from {among}: {', '.join(map(str, v[among]))}")
+
+
+#: Cross-parameter rules by chapter (checks with literal arguments or other parameters as
+#: arguments are derived from the notebooks; these are the rest).
 RULES: dict[str, tuple[Rule, ...]] = {
     # the chapter's tables take ratios against the baseline row, so it must be compared
     "01_hardware": (_member_of("baseline", "systems"),),
+    "03_post_training": (_keys_among("usd_overrides", "platforms"),),
 }
 
 
@@ -204,9 +265,8 @@ class Param:
         return _type_name(self.type)
 
     def allowed(self) -> str:
-        if self.constraint is not None:
-            return self.constraint.allowed()
-        return self.type_name()
+        text = self.constraint.allowed() if self.constraint is not None else self.type_name()
+        return text + (", or null (the chapter's default)" if self.literal and self.default is None else "")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,14 +283,24 @@ class _ParamRef(str):
     """An argument of a derived check that names another parameter (resolved when validating)."""
 
 
-def _notebook(chapter: str, root: Path | None = None):
-    import nbformat
-
+def _notebook(chapter: str, root: Path | None = None) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
+    """``(path, parameters-cell sources, every code cell's source)`` of a chapter notebook."""
     root = root or io.repo_root()
     path = root / "nbs" / f"{chapter}.ipynb"
     if not path.exists():
         raise SchemaError(f"chapter {chapter} has no notebook {path}")
-    return path, nbformat.read(path, as_version=4)
+    st = path.stat()
+    return (path,) + _read_cells(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _read_cells(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    pcells = tuple(c.source for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    return pcells, tuple(c.source for c in cells)
 
 
 def _comments(source: str) -> dict[int, str]:
@@ -284,27 +354,56 @@ def _type_name(tp) -> str:
     return "any value"
 
 
-def _param_func(call: ast.Call) -> str | None:
+def _params_aliases(trees: Iterable[ast.AST]) -> set[str]:
+    """Names bound to the params module: ``P = ipd.params``, ``from intelligence_per_dollar import
+    params as P``, ``import intelligence_per_dollar.params as P``."""
+    out = {"params"}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                v = node.value
+                if (isinstance(v, ast.Attribute) and v.attr == "params") or (isinstance(v, ast.Name) and v.id in out):
+                    out.add(node.targets[0].id)
+            elif isinstance(node, ast.ImportFrom) and node.module == "intelligence_per_dollar":
+                out.update(a.asname or a.name for a in node.names if a.name == "params")
+            elif isinstance(node, ast.ImportFrom) and node.module == "intelligence_per_dollar.params":
+                out.update(f"from-import:{a.name}" for a in node.names if a.asname is None)
+            elif isinstance(node, ast.Import):
+                out.update(a.asname for a in node.names if a.name == "intelligence_per_dollar.params" and a.asname)
+    return out
+
+
+def _param_func(call: ast.Call, aliases: set[str]) -> str | None:
     f = call.func
     if isinstance(f, ast.Attribute) and f.attr in _PARAM_FUNCS:
         v = f.value
-        if (isinstance(v, ast.Name) and v.id == "params") or (isinstance(v, ast.Attribute) and v.attr == "params"):
+        if (isinstance(v, ast.Name) and v.id in aliases) or (isinstance(v, ast.Attribute) and v.attr == "params"):
             return f.attr
+    elif isinstance(f, ast.Name) and f.id in _PARAM_FUNCS and f"from-import:{f.id}" in aliases:
+        return f.id
     return None
 
 
-def _derived_checks(cells_source: Iterable[str], names: set[str]) -> dict[str, list[_DerivedCheck]]:
+def _derived_checks(cells_source: tuple[str, ...], names: set[str]) -> dict[str, list[_DerivedCheck]]:
+    return _derived_checks_cached(tuple(cells_source), frozenset(names))
+
+
+@functools.lru_cache(maxsize=32)
+def _derived_checks_cached(cells_source: tuple[str, ...], names: frozenset[str]) -> dict[str, list[_DerivedCheck]]:
     """``params.<func>("p", p, ...)`` calls whose other arguments are literals or parameters."""
     out: dict[str, list[_DerivedCheck]] = {}
+    trees = []
     for src in cells_source:
         try:
-            tree = ast.parse(src)
+            trees.append(ast.parse(src))
         except SyntaxError:
             continue  # magics etc.: nothing to derive
+    aliases = _params_aliases(trees)
+    for tree in trees:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
-            func = _param_func(node)
+            func = _param_func(node, aliases)
             if func is None or len(node.args) < 2:
                 continue
             a0, a1 = node.args[0], node.args[1]
@@ -337,12 +436,10 @@ def chapter_parameters(chapter: str, *, root: Path | None = None) -> dict[str, P
     executed). A non-literal right-hand side still declares a settable parameter, typed only by
     its constraint.
     """
-    path, nb = _notebook(chapter, root)
-    cells = [c for c in nb.cells if c.cell_type == "code"]
-    pcells = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    path, pcells, cells = _notebook(chapter, root)
     if not pcells:
         return {}
-    src = pcells[0].source
+    src = pcells[0]
     try:
         tree = ast.parse(src)
     except SyntaxError as ex:
@@ -362,7 +459,7 @@ def chapter_parameters(chapter: str, *, root: Path | None = None) -> dict[str, P
             default, literal = None, False
         found[name] = (default, literal, comments.get(stmt.lineno, ""))
     # constraints: declared ones win over those derived from the chapter's literal checks
-    derived = _derived_checks((c.source for c in cells), set(found))
+    derived = _derived_checks(cells, set(found))
     out: dict[str, Param] = {}
     for name, (default, literal, comment) in found.items():
         constraint = CONSTRAINTS.get(f"{chapter}.{name}")
@@ -391,11 +488,10 @@ def _constraint_from(d: _DerivedCheck):
 
 def _dependent_rules(chapter: str, *, root: Path | None = None) -> tuple[Rule, ...]:
     """Rules from the chapter's own checks whose allowed values are other parameters."""
-    _, nb = _notebook(chapter, root)
-    cells = [c for c in nb.cells if c.cell_type == "code"]
+    _, _, cells = _notebook(chapter, root)
     names = set(chapter_parameters(chapter, root=root))
     rules = []
-    for name, checks in _derived_checks((c.source for c in cells), names).items():
+    for name, checks in _derived_checks(cells, names).items():
         for d in checks:
             if not d.deps:
                 continue
@@ -421,6 +517,8 @@ def _field_type(default, constraint):
 
     if isinstance(constraint, Names):
         return list[str]
+    if isinstance(constraint, MappingOf):
+        return dict[str, int if constraint.value.integer else float]
     if isinstance(constraint, Number):
         return int if constraint.integer else float
     if isinstance(constraint, Choice):
@@ -535,10 +633,11 @@ def _pyd_type(p: Param):
         base = dict[Annotated[str, Strict()], inner_t]
     else:
         base = typing.Any
+    optional = p.literal and p.default is None  # None means "the chapter decides"
     if p.constraint is not None:
         c, name = p.constraint, p.name
         base = Annotated[base, AfterValidator(lambda v, c=c, name=name: c.check(name, v))]
-    return base
+    return base | None if optional and base is not typing.Any else base
 
 
 def _alias_field(name: str) -> str:
@@ -679,15 +778,19 @@ def load(path: str | os.PathLike) -> Scenario:
     return validate(data, source=file, _text=text)
 
 
-def validate(data: Any, *, source: str = "<scenario>", _text: str | None = None) -> Scenario:
-    """Validate already-parsed scenario data (a mapping; ``None`` means all defaults)."""
+def validate(data: Any, *, source: str = "<scenario>", chapter_list: Sequence[str] | None = None,
+             _text: str | None = None) -> Scenario:
+    """Validate already-parsed scenario data (a mapping; ``None`` means all defaults).
+
+    ``chapter_list``: the chapters a scenario may set (default :func:`chapters`, the book's).
+    """
     from pydantic import ValidationError
 
     lines = _lines(_text) if _text is not None else {}
     problems: list[Problem] = _duplicates(_text, source) if _text is not None else []
     if data is None:
         data = {}
-    known = chapters()
+    known = tuple(chapter_list) if chapter_list is not None else chapters()
     if not isinstance(data, dict):
         raise ScenarioError(problems + [Problem(source, (), data, f"the file must be a mapping of chapter names "
                                                 f"to parameters, got {type(data).__name__}",
@@ -696,8 +799,11 @@ def validate(data: Any, *, source: str = "<scenario>", _text: str | None = None)
     allowed_top = f"a chapter ({', '.join(known)}) or {', '.join(META_KEYS)}"
     for key in data:
         if key not in known and key not in META_KEYS:
-            problems.append(Problem(source, (key,), None, f"unknown chapter {key!r}", allowed_top,
-                                    _line_for(lines, (key,))))
+            pending = isinstance(key, str) and re.fullmatch(r"\w+", key) is not None \
+                and (io.repo_root() / "nbs" / f"{key}.ipynb").exists()
+            msg = (f"chapter {key!r} is not in the book yet (intelligence_per_dollar.build.CHAPTERS)" if pending
+                   else f"unknown chapter {key!r}")
+            problems.append(Problem(source, (key,), None, msg, allowed_top, _line_for(lines, (key,))))
     try:
         params_by_ch = {ch: chapter_parameters(ch) for ch in known}
     except SchemaError:
@@ -865,6 +971,15 @@ def records(scn: Scenario, chapter_list: Sequence[str] | None = None, *, cache: 
         if progress is not None:
             progress(ch)
     return out
+
+
+#: Recorded keys that measure the machine, not the model (timings); determinism checks skip them.
+VOLATILE = re.compile(r"(_ms|_wall_s|_elapsed_s|_seconds_wall)$")
+
+
+def stable(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``flat`` without :data:`VOLATILE` keys."""
+    return {k: v for k, v in flat.items() if not VOLATILE.search(k)}
 
 
 def flatten(recs: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -82,6 +82,10 @@ class Stack:
     ``fp4_bf16_layer_fraction``: share of the transformer layers whose linear layers an NVFP4
     recipe keeps in BF16 for stability (NVIDIA 2025, "Pretraining Large Language Models with
     NVFP4", arXiv 2509.25149, section 4: about 16% of the linear layers, the last blocks).
+    ``balanced_head_split``: the pipeline split gives the last stage fewer layers so that the LM
+    head and loss do not lengthen it (Megatron-Core ``account_for_loss_in_pipeline_split`` /
+    ``pipeline_model_parallel_layout``); False, the default of Megatron-LM 2021-22 and of
+    Megatron-Core unless configured: the head sits on top of a full last stage.
     ``moe_load_factor``: tokens on the busiest expert-parallel rank over the mean (1.0 when the
     benchmark force-balances routing, as the NeMo/Megatron-Bridge MoE benchmarks state; real
     training with auxiliary-loss-free balancing sits above 1, see :data:`MOE_LOAD_FACTOR`).
@@ -97,6 +101,7 @@ class Stack:
     lowp_activation_storage: bool = True
     p2p_scatter_gather: bool = True
     pipeline_schedule: str = "1f1b"
+    balanced_head_split: bool = False
     moe_load_factor: float = 1.0
     ep_dedup: bool = True
     fp4_bf16_layer_fraction: float = 0.16
@@ -293,7 +298,17 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     L_moe = architecture.moe_layers(s)
     L_dense = L - L_moe
     load = st.moe_load_factor
-    layers_per_stage = np.ceil(L / (pp * v)) * v
+    # Layers per virtual stage: uneven splits are allowed (Megatron-Core
+    # pipeline_model_parallel_layout), so every virtual stage holds at most
+    # ceil(L / (pp v)) layers; the busiest rank holds v of them.
+    n_vs = np.ceil(L / (pp * v))
+    layers_per_stage = n_vs * v
+    # Placement in the scale-up domain (NVLink): ranks are numbered tp fastest, then cp, dp (and
+    # ep carved out of tp x cp x dp), then pp (Megatron-Core order tp-cp-ep-dp-pp). A group of
+    # consecutive ranks that does not tile the domain straddles two domains; its slowest member
+    # sees only gcd(group, domain) peers on NVLink, which sets the collective's time.
+    B = (tp * cp * dp).astype(np.int64)
+    blk = np.gcd(B, int(ctx.domain))                   # ranks of one stage's block sharing a domain
 
     # ---- GEMM time per layer, forward -------------------------------------------------------
     attn_n = p["attention"] / d                        # all attention matmul params as (d x n)
@@ -358,7 +373,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
     # ---- TP collectives per layer: 2 all-reduces (or AG+RS) forward, 2 backward ---------------
     tp_bytes = T * d * ACTIVATION_BYTES
-    tp_in = np.minimum(tp, ctx.domain)
+    tp_in = np.gcd(tp.astype(np.int64), blk)
     t_tp_one = collectives.hierarchical_all_reduce_s(tp_bytes, tp, tp_in, ctx.scaleup, ctx.scaleout)
     t_tp_fwd = 2 * t_tp_one
 
@@ -372,7 +387,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     else:
         kv_elems = 2 * s.kv_heads * hd
     cp_chunk_bytes = T * kv_elems * ACTIVATION_BYTES / tp
-    cp_in = np.minimum(cp, np.maximum(ctx.domain // tp, 1))
+    cp_in = np.maximum(np.gcd((tp * cp).astype(np.int64), blk) // tp.astype(np.int64), 1)
     link_bw = np.where(cp <= cp_in, ctx.scaleup.effective_bytes_per_s, ctx.scaleout.effective_bytes_per_s)
     link_lat = np.where(cp <= cp_in, ctx.scaleup.latency_s, ctx.scaleout.latency_s)
     t_step = link_lat + cp_chunk_bytes / link_bw
@@ -385,7 +400,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     if L_moe:
         disp_bytes = 1.0 if lowp else 2.0               # dispatch in FP8 when training in FP8/FP4
         a2a_bytes = T / tp * s.top_k * d * load
-        ep_in = np.minimum(ep, ctx.domain)
+        ep_in = np.gcd(ep.astype(np.int64), blk).astype(float)
         out_scale = 1.0
         if st.ep_dedup:
             # remote copies per token: distinct remote domains among top_k experts drawn uniformly
@@ -490,15 +505,22 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         pm_ = {k: 0.0 for k in pd_}
     t_model_mb = L_dense * (fd + bd + rd) + L_moe * (fm + bm + rm)   # all layers, one micro-batch
     t_layer = t_model_mb / L
-    # LM head (+ loss) on the last stage, kept in BF16: logits GEMM forward + 2x backward. The
-    # bottleneck stage is the fuller of a middle stage and the last stage (head + its layers);
-    # when pp x v exceeds the layers the loss takes one virtual chunk of the last stage
-    # (Megatron-Core account_for_loss_in_pipeline_split).
+    # LM head (+ loss) on the last stage, kept in BF16: logits GEMM forward + 2x backward. With
+    # uneven splits the last virtual stage takes only the layers the others leave,
+    # L - (pp v - 1) ceil(L / (pp v)) (none when the slack allows: Megatron-Core
+    # account_for_loss_in_pipeline_split / decoder_last_pipeline_num_layers), so the head costs
+    # time only where it makes the last rank the busiest.
     t_head = 3 * _gemm16(ctx, T, s.vocab / tp, d)
-    last_layers = layers_per_stage - np.where(pp * v > L, np.ceil(L / (pp * v)), 0.0)
+    last_layers = (v - 1) * n_vs + np.maximum(0.0, L - (pp * v - 1) * n_vs)
     t_stage_full = t_layer * layers_per_stage
     t_stage_last = t_layer * last_layers + t_head
-    t_stage = np.maximum(t_stage_full, t_stage_last) - t_head
+    last_is_bottleneck = t_stage_last > t_stage_full
+    if not st.balanced_head_split:  # head on top of a full last stage: always on the critical path
+        last_is_bottleneck = np.ones_like(t_stage_last, dtype=bool)
+        last_layers = layers_per_stage
+    bott_layers = np.where(last_is_bottleneck, last_layers, layers_per_stage)
+    t_stage = t_layer * bott_layers
+    head_on_path = np.where(last_is_bottleneck, t_head, 0.0)
     # pipeline p2p: activation (fwd) and gradient (bwd) per micro-batch per virtual stage
     # (Narayanan et al. 2021 section 4.1 "scatter/gather": each TP rank sends 1/tp of the tensor on
     # its own NIC; without sequence parallelism the receiver all-gathers it over NVLink)
@@ -510,21 +532,23 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     if not sp and st.p2p_scatter_gather:
         t_p2p = t_p2p + collectives.all_gather_s(T * d * ACTIVATION_BYTES, tp, ctx.scaleup)
     t_p2p = np.where(pp > 1, 2 * v * t_p2p, 0.0)
-    share = layers_per_stage / L
+    share = bott_layers / L
     mb_parts = {k: (L_dense * pd_[k] + L_moe * pm_[k]) * share for k in pd_}
-    mb_parts["lm_head"] = t_head
+    mb_parts["lm_head"] = head_on_path
     mb_parts["pipeline_p2p"] = t_p2p
-    t_mb = t_stage + t_head + t_p2p
-    t_fwd_mb = (L_dense * fd + L_moe * fm) * layers_per_stage / L
-    t_bwd_mb = (L_dense * bd + L_moe * bm) * layers_per_stage / L
+    t_mb = t_stage + head_on_path + t_p2p
+    t_fwd_mb = (L_dense * fd + L_moe * fm) * bott_layers / L
+    t_bwd_mb = (L_dense * bd + L_moe * bm) * bott_layers / L
     # pipeline bubble (Narayanan et al. 2021, section 2.2.2): (pp - 1) / v micro-batch times for
     # (interleaved) 1F1B; DualPipe halves the number of idle chunks (DeepSeek-V3 report, Table 2)
     bubble_slots = (pp - 1) / v if st.pipeline_schedule == "1f1b" else np.maximum(pp / 2 - 1, 0) / v
     t_pipeline = (m + bubble_slots) * t_mb
 
     # ---- data-parallel gradient reduction and parameter gather ----------------------------------
-    in_dom_dense = np.maximum(1, np.minimum(dp_dense, ctx.domain // (tp * cp)))
-    in_dom_exp = np.maximum(1, np.minimum(dp_exp, ctx.domain // ep))
+    # dense gradients reduce over cp x dp ranks (stride tp), expert gradients over the tp x cp x
+    # dp / ep ranks holding the same experts (stride ep)
+    in_dom_dense = np.maximum(1, blk // tp.astype(np.int64)).astype(float)
+    in_dom_exp = np.maximum(1, blk // ep.astype(np.int64)).astype(float)
     gb = st.grad_reduce_bytes
 
     def rs(params, ranks, in_dom):
@@ -593,7 +617,8 @@ def candidates(ctx: _Ctx, gpus: int, fixed: Mapping | None = None) -> dict[str, 
     fixed = dict(fixed or {})
     cap_tp = ctx.domain
     grid = {
-        "tp": [t for t in _divisors(gpus, cap_tp) if s.heads % t == 0 and (s.kv_heads % t == 0 or t % s.kv_heads == 0)],
+        "tp": [t for t in _divisors(gpus, cap_tp) if s.heads % t == 0 and (s.kv_heads % t == 0 or t % s.kv_heads == 0)
+               and (ctx.domain % t == 0 or gpus < ctx.domain)],   # a TP group never straddles domains
         "pp": [q for q in _divisors(gpus) if q <= s.layers],
         "cp": [c for c in (1, 2, 4, 8, 16, 32) if ctx.seq_len % (2 * c) == 0 or c == 1],
         "interleave": [1, 2, 3, 4, 6, 8],
@@ -625,8 +650,8 @@ def candidates(ctx: _Ctx, gpus: int, fixed: Mapping | None = None) -> dict[str, 
     # a virtual stage may hold the embedding or the loss instead of a layer (Megatron-Core
     # account_for_embedding/loss_in_pipeline_split), so pp x v may exceed the layers by 2
     ok &= pp * v <= s.layers + 2
-    if "interleave" not in fixed:
-        ok &= (v == 1) | (s.layers % (pp * v) == 0)
+    # uneven splits need no divisibility: Megatron-Core's pipeline_model_parallel_layout places
+    # any number of layers on each (virtual) stage, so pp x v need not divide the layers
     c = _keep(c, ok)
     c = _cross(c, "ep", grid["ep"])
     c = _keep(c, (c["tp"] * c["cp"] * c["dp"]) % c["ep"] == 0)
@@ -635,6 +660,44 @@ def candidates(ctx: _Ctx, gpus: int, fixed: Mapping | None = None) -> dict[str, 
     c = _cross(c, "recompute", grid["recompute"])
     c.pop("_m")
     return c
+
+
+#: GPUs of one scale-up domain a job may use, by domain size. NVL72 racks are scheduled as
+#: blocks of 16 of their 18 compute trays (64 GPUs; Slurm topology/block ``--segment=16``,
+#: the usual GB200 NVL72 practice, keeping two trays as hot spares), and NVIDIA's own NVL72
+#: training benchmarks run on power-of-two GPU counts (Megatron-Bridge performance summary:
+#: 64, 128, 256 GPUs). A 64-GPU block lets the batch, expert parallelism and data parallelism
+#: factor evenly (72 = 8 x 9 forces a factor 9 into TP or PP). The deadline inversion counts
+#: whole domains either way and takes the faster use.
+JOB_BLOCK_GPUS = {72: (72, 64)}
+
+
+def _job_domain(ctx: _Ctx, gpus: int) -> _Ctx:
+    """The scale-up domain a ``gpus``-GPU job actually sees: a :data:`JOB_BLOCK_GPUS` block when
+    the job is a whole number of such blocks but not of full domains (e.g. 256 GPUs on NVL72
+    racks run as 4 x 64)."""
+    if gpus <= ctx.domain or gpus % ctx.domain == 0:
+        return ctx
+    for per in JOB_BLOCK_GPUS.get(ctx.domain, ()):
+        if per != ctx.domain and gpus % per == 0:
+            return replace(ctx, domain=per)
+    return ctx
+
+
+def _best_for_domains(ctx: _Ctx, domains: int, fixed=None):
+    """Fastest fitting estimate on ``domains`` whole scale-up domains, using all of each domain's
+    GPUs or a :data:`JOB_BLOCK_GPUS` block of them (None if nothing fits)."""
+    best = None
+    for per in JOB_BLOCK_GPUS.get(ctx.domain, (ctx.domain,)):
+        c2 = ctx if per == ctx.domain else replace(ctx, domain=per)
+        g = int(domains) * per
+        i, c, r, n = _choose(c2, g, fixed or {})
+        if i is None:
+            continue
+        e = _make_estimate(c2, c, r, i, g, n)
+        if best is None or e.tokens_per_s_per_gpu * e.gpus > best.tokens_per_s_per_gpu * best.gpus:
+            best = e
+    return best
 
 
 def _choose(ctx, gpus, fixed):
@@ -775,6 +838,7 @@ def estimate(model, hardware: str, gpus: int, precision: str = "bf16", seq_len: 
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict")
     fixed = _check_parallelism(ctx, gpus, parallelism or {})
+    ctx = _job_domain(ctx, gpus)
     i, c, r, n = _choose(ctx, gpus, fixed)
     if n == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed or 'no fixed keys'}: check that "
@@ -809,11 +873,7 @@ def gpus_for_deadline(model, hardware: str, precision: str = "bf16", tokens: flo
     deadline_s = days * 86400.0
 
     def best(racks):
-        g = racks * domain
-        i, c, r, n = _choose(ctx, g, {})
-        if i is None:
-            return None
-        return _make_estimate(ctx, c, r, i, g, n)
+        return _best_for_domains(ctx, racks)
 
     def days_needed(e):
         return tokens / (e.tokens_per_s_per_gpu * e.gpus) / 86400.0
@@ -837,8 +897,9 @@ def gpus_for_deadline(model, hardware: str, precision: str = "bf16", tokens: flo
             hi, found = mid, e
         else:
             lo = mid
-    return Deadline(found.gpus, found.gpus // domain, found, days_needed(found), True,
-                    f"{found.gpus} GPUs ({found.gpus // domain} x {domain}) train {tokens:.3g} tokens in "
+    used = "" if found.gpus == hi * domain else f", {found.gpus} of them in use"
+    return Deadline(hi * domain, hi, found, days_needed(found), True,
+                    f"{hi * domain} GPUs ({hi} x {domain}{used}) train {tokens:.3g} tokens in "
                     f"{days_needed(found):.1f} days")
 
 
@@ -887,11 +948,9 @@ def throughput_curve(model, hardware, precision: str, seq_len: int, global_batch
     tps = np.full(len(racks), np.nan)
     mfu = np.full(len(racks), np.nan)
     for j, r in enumerate(racks):
-        g = int(r) * ctx.domain
-        i, c, res, n = _choose(ctx, g, {})
-        if i is not None:
-            e = _make_estimate(ctx, c, res, i, g, n)
-            tps[j] = e.tokens_per_s_per_gpu * g
+        e = _best_for_domains(ctx, int(r))
+        if e is not None:
+            tps[j] = e.tokens_per_s_per_gpu * e.gpus
             mfu[j] = e.mfu
     return {"racks": racks, "gpus": racks * ctx.domain, "tokens_per_s": tps, "mfu": mfu, "domain": ctx.domain}
 
@@ -949,4 +1008,265 @@ def decompose_ratio(model, new: str = "VR200", old: str = "GB200", precision: st
     total = math.log(d.gpus / base.gpus) if d.gpus != base.gpus else float("nan")
     for r in rows:
         r["share_of_log"] = (math.log(r["factor"]) / total) if (r["factor"] != 1.0 and total == total) else 0.0
+    return rows
+
+
+def platform_table(model, systems, precision: str = "fp4", *, tokens: float = 100e12, days: float = 30.0,
+                   seq_len: int = 8192, global_batch_tokens: float | None = None, baseline: str = "GB200",
+                   stack: Stack | None = None, scenario: str = "central") -> list[dict]:
+    """:func:`gpus_for_deadline` for each accelerator in ``systems`` (precisions a chip lacks fall
+    back to the next wider one), with the GPU ratio to ``baseline``. One dict per system with the
+    :class:`Deadline` under ``deadline``."""
+    gbt = global_batch_tokens or GLOBAL_BATCH_TOKENS["central"]
+    out = []
+    for hw in systems:
+        acc = hardware.get(hw)
+        d = gpus_for_deadline(model, hw, precision, tokens=tokens, days=days, seq_len=seq_len,
+                              global_batch_tokens=batch_tokens(seq_len, gbt), stack=stack, scenario=scenario,
+                              fallback=not acc.supports(precision))
+        e = d.estimate
+        out.append({"platform": hw, "gpus": d.gpus, "racks": d.racks, "domain": acc.scaleup_domain_gpus,
+                    "precision_run": e.precision if e else None, "mfu": e.mfu if e else None,
+                    "days_needed": d.days_needed, "step_time_s": e.step_time_s if e else None,
+                    "parallelism": dict(e.parallelism) if e else None, "feasible": d.feasible,
+                    "message": d.message, "deadline": d})
+    base = next((r["gpus"] for r in out if r["platform"] == baseline), None)
+    for r in out:
+        r["ratio_to_baseline"] = (r["gpus"] / base) if (r["gpus"] and base) else None
+    return out
+
+
+def ratio(model, new: str = "VR200", old: str = "GB200", precision: str = "fp4", *, tokens: float = 100e12,
+          days: float = 30.0, seq_len: int = 8192, global_batch_tokens: float | None = None,
+          stack: Stack | None = None, scenario: str = "central") -> dict:
+    """GPUs new / GPUs old to meet the same deadline (None where either cannot)."""
+    rows = platform_table(model, (old, new), precision, tokens=tokens, days=days, seq_len=seq_len,
+                          global_batch_tokens=global_batch_tokens, baseline=old, stack=stack, scenario=scenario)
+    return {"gpus_old": rows[0]["gpus"], "gpus_new": rows[1]["gpus"], "ratio": rows[1]["ratio_to_baseline"],
+            "mfu_old": rows[0]["mfu"], "mfu_new": rows[1]["mfu"]}
+
+
+#: Sequences per GPU per optimizer step in the throughput regime (:func:`gpus_for_deadline_throughput`):
+#: 8 x 8192 = 65,536 tokens per GPU per step, twice DeepSeek-V3's 30,700 (15,360 x 4,096 tokens
+#: on 2,048 H800s) and enough that the pipeline bubble and per-step collectives amortise (a
+#: stated rule, not a fit: tests check that doubling it changes the GPU count by little).
+THROUGHPUT_SEQS_PER_GPU = 8
+
+
+def gpus_for_deadline_throughput(model, hardware: str, precision: str = "bf16", tokens: float = 100e12,
+                                 days: float = 30.0, seq_len: int = 8192, *,
+                                 seqs_per_gpu: int = THROUGHPUT_SEQS_PER_GPU, stack: Stack | None = None,
+                                 scenario: str = "central", fallback: bool = False,
+                                 max_racks: int = 200000) -> Deadline:
+    """GPUs needed when the global batch is *not* binding (the throughput regime).
+
+    Rule: the global batch grows with the cluster, ``seqs_per_gpu`` sequences of ``seq_len`` per
+    GPU in use per step, so every cluster size gets the same work per GPU per step and the
+    per-GPU throughput is (nearly) independent of the cluster size (weak scaling). The per-GPU
+    throughput is measured (by the full layout search) on the power-of-two number of scale-up
+    domains nearest the need, whose sizes factor cleanly into TP x PP x CP x DP (an arbitrary
+    count such as 979 racks = 11 x 89 would force absurd layouts), and the answer is the token
+    rate over that per-GPU throughput (per GPU owned, idle spares included), rounded up to whole
+    domains. ``estimate`` is the reference layout; ``days_needed`` is at the rounded count.
+    Compare :func:`gpus_for_deadline` (fixed global batch: the latency / strong-scaling regime).
+    """
+    for name, v in (("tokens", tokens), ("days", days)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name}={v!r} must be a positive number")
+    if isinstance(seqs_per_gpu, bool) or not isinstance(seqs_per_gpu, (int, np.integer)) or seqs_per_gpu < 1:
+        raise ValueError(f"seqs_per_gpu={seqs_per_gpu!r} must be an integer >= 1")
+    base = _context(model, hardware, precision, seq_len, seq_len, stack, scenario, fallback)
+    domain = base.domain
+
+    def best(racks):
+        out = None
+        for per in JOB_BLOCK_GPUS.get(domain, (domain,)):
+            g = int(racks) * per
+            c2 = replace(base, domain=per, batch_seqs=int(seqs_per_gpu) * g)
+            i, c, r, n = _choose(c2, g, {})
+            if i is None:
+                continue
+            e = _make_estimate(c2, c, r, i, g, n)
+            if out is None or e.tokens_per_s_per_gpu * e.gpus > out.tokens_per_s_per_gpu * out.gpus:
+                out = e
+        return out
+
+    def days_needed(e):
+        return tokens / (e.tokens_per_s_per_gpu * e.gpus) / 86400.0
+
+    rate = tokens / (days * 86400.0)
+
+    def racks_needed(e):
+        return max(1, math.ceil(rate / (e.tokens_per_s_per_gpu * e.gpus / ref) - 1e-9))
+
+    ref, e = 8, None
+    while ref <= max_racks:                   # a size where the model fits
+        e = best(ref)
+        if e is not None:
+            break
+        ref *= 2
+    if e is None:
+        return Deadline(None, None, None, None, False,
+                        f"nothing fits: {base.acc.id} cannot hold the model on up to {max_racks} domains")
+    for _ in range(3):                        # re-evaluate at the power of two nearest the need
+        want = 2 ** max(0, round(math.log2(racks_needed(e))))
+        if want == ref or want > max_racks:
+            break
+        e2 = best(want)
+        if e2 is None:
+            break
+        ref, e = want, e2
+    racks = racks_needed(e)
+    if racks > max_racks:
+        return Deadline(None, None, None, None, False,
+                        f"nothing fits: {tokens:.3g} tokens in {days} days needs more than {max_racks} "
+                        f"domains of {base.acc.id}")
+    per_gpu = e.tokens_per_s_per_gpu * e.gpus / (ref * domain)     # per GPU owned, idle ones included
+    need = tokens / (per_gpu * racks * domain) / 86400.0
+    return Deadline(racks * domain, racks, e, need, True,
+                    f"{racks * domain} GPUs ({racks} x {domain}) train {tokens:.3g} tokens in {need:.1f} days at "
+                    f"the per-GPU throughput of {ref} domains ({e.gpus} GPUs in use) with {seqs_per_gpu} "
+                    f"sequences per GPU per step")
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 2: both regimes side by side, memoised (each search takes seconds; the chapter, its
+# explore panel and the decomposition ask for the same searches several times)
+# ---------------------------------------------------------------------------------------------
+
+#: The two ways of sizing a cluster for a deadline. ``batch-limited``: a fixed global batch
+#: (:data:`GLOBAL_BATCH_TOKENS`), :func:`gpus_for_deadline`. ``throughput``: the batch grows with
+#: the cluster (:data:`THROUGHPUT_SEQS_PER_GPU` sequences per GPU per step), so the count is the
+#: token rate over a per-GPU throughput, :func:`gpus_for_deadline_throughput`; this is how vendor
+#: sizing divides a FLOP budget by per-GPU throughput.
+REGIMES = ("batch-limited", "throughput")
+
+_DEADLINES: dict[tuple, Deadline] = {}
+
+
+def _deadline_key(model, hw, precision, tokens, days, seq_len, global_batch_tokens, regime, seqs_per_gpu,
+                  scenario) -> tuple:
+    if regime not in REGIMES:
+        raise ValueError(f"regime={regime!r} is not allowed; allowed: {', '.join(REGIMES)}")
+    acc = hw if isinstance(hw, hardware.Accelerator) else hardware.get(hw)
+    gbt = None
+    if regime == "batch-limited":
+        gbt = batch_tokens(int(seq_len), global_batch_tokens or GLOBAL_BATCH_TOKENS["central"])
+    return (architecture.spec(model), acc, precision, float(tokens), float(days), int(seq_len), gbt, regime,
+            int(seqs_per_gpu) if regime == "throughput" else None, scenario)
+
+
+def deadline(model, hardware_id, precision: str = "fp4", *, tokens: float = 100e12, days: float = 30.0,
+             seq_len: int = 8192, global_batch_tokens: float | None = None, regime: str = "batch-limited",
+             seqs_per_gpu: int = THROUGHPUT_SEQS_PER_GPU, scenario: str = "central") -> Deadline:
+    """:func:`gpus_for_deadline` (``regime="batch-limited"``, the global batch rounded to whole
+    sequences, central by default) or :func:`gpus_for_deadline_throughput` (``"throughput"``),
+    memoised on all arguments. ``hardware_id`` is a catalogue id or an :class:`~.hardware.Accelerator`;
+    a precision the chip lacks falls back to the next wider one. Same answers as the uncached calls."""
+    key = _deadline_key(model, hardware_id, precision, tokens, days, seq_len, global_batch_tokens, regime,
+                        seqs_per_gpu, scenario)
+    hit = _DEADLINES.get(key)
+    if hit is not None:
+        return hit
+    spec, acc, _, _, _, _, gbt, _, spg, _ = key
+    fb = not acc.supports(precision)
+    if regime == "batch-limited":
+        d = gpus_for_deadline(spec, acc, precision, tokens=tokens, days=days, seq_len=int(seq_len),
+                              global_batch_tokens=gbt, scenario=scenario, fallback=fb)
+    else:
+        d = gpus_for_deadline_throughput(spec, acc, precision, tokens=tokens, days=days, seq_len=int(seq_len),
+                                         seqs_per_gpu=spg, scenario=scenario, fallback=fb)
+    _DEADLINES[key] = d
+    return d
+
+
+def deadline_if_cached(model, hardware_id, precision: str = "fp4", **kw) -> Deadline | None:
+    """The memoised :func:`deadline` for these arguments if it was already computed, else None
+    (instant; the explore panel uses it to show exact searches where it has them)."""
+    kw.setdefault("tokens", 100e12)
+    kw.setdefault("days", 30.0)
+    kw.setdefault("seq_len", 8192)
+    kw.setdefault("global_batch_tokens", None)
+    kw.setdefault("regime", "batch-limited")
+    kw.setdefault("seqs_per_gpu", THROUGHPUT_SEQS_PER_GPU)
+    kw.setdefault("scenario", "central")
+    return _DEADLINES.get(_deadline_key(model, hardware_id, precision, kw["tokens"], kw["days"], kw["seq_len"],
+                                        kw["global_batch_tokens"], kw["regime"], kw["seqs_per_gpu"],
+                                        kw["scenario"]))
+
+
+def _row(hw: str, acc, regime: str, d: Deadline) -> dict:
+    e = d.estimate
+    return {"platform": hw, "regime": regime, "gpus": d.gpus, "racks": d.racks, "domain": acc.scaleup_domain_gpus,
+            "gpus_in_use": e.gpus if e else None, "precision_run": e.precision if e else None,
+            "mfu": e.mfu if e else None, "days_needed": d.days_needed, "step_time_s": e.step_time_s if e else None,
+            "global_batch_tokens": (e.tokens_per_s_per_gpu * e.gpus * e.step_time_s) if e else None,
+            "parallelism": dict(e.parallelism) if e else None, "feasible": d.feasible, "message": d.message,
+            "deadline": d}
+
+
+def platform_table_regimes(model, systems, precision: str = "fp4", *, tokens: float = 100e12, days: float = 30.0,
+                           seq_len: int = 8192, global_batch_tokens: float | None = None, baseline: str = "GB200",
+                           regimes=REGIMES, seqs_per_gpu: int = THROUGHPUT_SEQS_PER_GPU,
+                           scenario: str = "central") -> list[dict]:
+    """:func:`platform_table` for each regime of :data:`REGIMES` (memoised :func:`deadline`): one
+    dict per (platform, regime) with ``gpus``, ``racks``, ``gpus_in_use``, ``mfu``, ``step_time_s``,
+    the global batch in tokens the chosen layout runs, and ``ratio_to_baseline`` within the regime."""
+    out = []
+    for regime in regimes:
+        rows = []
+        for hw in systems:
+            d = deadline(model, hw, precision, tokens=tokens, days=days, seq_len=seq_len,
+                         global_batch_tokens=global_batch_tokens, regime=regime, seqs_per_gpu=seqs_per_gpu,
+                         scenario=scenario)
+            rows.append(_row(hw, hardware.get(hw), regime, d))
+        base = next((r["gpus"] for r in rows if r["platform"] == baseline), None)
+        for r in rows:
+            r["ratio_to_baseline"] = (r["gpus"] / base) if (r["gpus"] and base) else None
+        out += rows
+    return out
+
+
+def ratio_regime(model, new: str = "VR200", old: str = "GB200", precision: str = "fp4", *,
+                 regime: str = "batch-limited", **kw) -> dict:
+    """GPUs new / GPUs old in ``regime`` (memoised; None where either cannot meet the deadline)."""
+    d_old = deadline(model, old, precision, regime=regime, **kw)
+    d_new = deadline(model, new, precision, regime=regime, **kw)
+    r = (d_new.gpus / d_old.gpus) if (d_new.gpus and d_old.gpus) else None
+    return {"gpus_old": d_old.gpus, "gpus_new": d_new.gpus, "ratio": r,
+            "mfu_old": d_old.estimate.mfu if d_old.estimate else None,
+            "mfu_new": d_new.estimate.mfu if d_new.estimate else None}
+
+
+def decompose_ratio_regime(model, new: str = "VR200", old: str = "GB200", precision: str = "fp4", *,
+                           regime: str = "batch-limited", **kw) -> list[dict]:
+    """:func:`decompose_ratio` in either regime of :data:`REGIMES`, through the memoised
+    :func:`deadline` (same rows, same steps; in the batch-limited regime the same numbers as
+    :func:`decompose_ratio`)."""
+    a_old, a_new = hardware.get(old), hardware.get(new)
+
+    def run(acc):
+        d = deadline(model, acc, precision, regime=regime, **kw)
+        if not d.feasible:
+            raise ValueError(f"decompose_ratio_regime: {acc.id} (with swapped attributes) cannot meet the "
+                             f"deadline ({regime}): {d.message}")
+        return d
+
+    base = run(a_old)
+    rows = [{"step": f"{old} (baseline)", "gpus": base.gpus, "mfu": base.estimate.mfu, "ratio_to_old": 1.0,
+             "factor": 1.0}]
+    acc, prev = a_old, base.gpus
+    for name, fields in DECOMPOSITION_STEPS:
+        acc = _swapped(acc, a_new, fields)
+        d = run(acc)
+        rows.append({"step": name, "gpus": d.gpus, "mfu": d.estimate.mfu, "ratio_to_old": d.gpus / base.gpus,
+                     "factor": d.gpus / prev})
+        prev = d.gpus
+    d = run(a_new)
+    rows.append({"step": "efficiency ceilings and the rest", "gpus": d.gpus, "mfu": d.estimate.mfu,
+                 "ratio_to_old": d.gpus / base.gpus, "factor": d.gpus / prev})
+    total = math.log(d.gpus / base.gpus) if d.gpus != base.gpus else float("nan")
+    for r in rows:
+        r["share_of_log"] = (math.log(r["factor"]) / total) if (r["factor"] != 1.0 and total == total) else 0.0
+        r["regime"] = regime
     return rows

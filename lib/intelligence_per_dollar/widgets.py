@@ -105,7 +105,7 @@ class Explorer:
         self.headline.value = _table_html(table)
         self.status.value = f"<span style='color:#777'>model call {self.compute_s * 1e3:.1f} ms</span>"
         self.chart_out.clear_output(wait=True)
-        if chart is not None:
+        if chart is not None and _in_kernel():
             with self.chart_out:
                 from IPython.display import display
 
@@ -115,6 +115,14 @@ class Explorer:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None
 
 
 def _escape(s: str) -> str:

@@ -1,0 +1,58 @@
+"""Benchmark of the inference frontier and the RL-step model (one core).
+
+Targets (issue 4): a 10,000-point throughput-interactivity frontier in under 50 ms (vectorised), one
+``post_training.rl_step`` evaluation in under 5 ms.
+
+Run: ``python benchmarks/bench_inference.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from intelligence_per_dollar import inference, post_training  # noqa: E402
+
+LLAMA70 = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
+NU = dict(layers=88, d_model=8192, heads=64, kv_heads=8, d_ff=8192, vocab=131072, experts=512, top_k=22,
+          expert_d_ff=464, shared_experts=18)
+
+
+def _best(fn, repeats=5) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    conc = np.linspace(1, 4000, 10_000)
+    t_fixed = _best(lambda: inference.frontier(LLAMA70, "H200", 8, "fp8", 1000, 1000, concurrency=conc,
+                                               parallelism={"tp": 8}))
+    print(f"frontier, 10,000 concurrencies, fixed parallelism (TP8):      {t_fixed * 1e3:7.1f} ms  (target < 50 ms)")
+    t_search = _best(lambda: inference.frontier(LLAMA70, "H200", 8, "fp8", 1000, 1000, concurrency=conc))
+    print(f"frontier, 10,000 concurrencies x all parallelisms (search):  {t_search * 1e3:7.1f} ms")
+    t_moe = _best(lambda: inference.frontier(NU, "GB200", 72, "fp4", 1024, 8000, concurrency=conc,
+                                             parallelism={"tp": 1, "dp": 72, "ep": 72}))
+    print(f"frontier, 10,000 concurrencies, 550B MoE on GB200 NVL72:     {t_moe * 1e3:7.1f} ms")
+    t0 = time.perf_counter()
+    post_training.rl_step(NU, "GB200", 144, 144)
+    cold = time.perf_counter() - t0
+    warm = _best(lambda: post_training.rl_step(NU, "GB200", 144, 144, output_tokens_sigma=0.9, group_size=8), 20)
+    print(f"rl_step, first call (inference + training search, cached):  {cold * 1e3:7.1f} ms")
+    print(f"rl_step, one evaluation (cached fleet models):               {warm * 1e3:7.3f} ms  (target < 5 ms)")
+    t_est = _best(lambda: inference.estimate(NU, "GB200", 72, "fp4", 1024, 8000, 4096))
+    print(f"inference.estimate, 550B MoE on 72 GPUs (parallelism search): {t_est * 1e3:7.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

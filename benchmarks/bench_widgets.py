@@ -1,0 +1,55 @@
+"""Recompute latency of every explore panel: the model call behind one control change.
+
+For each ``intelligence_per_dollar.widgets_*`` module with a ``panel()`` function, builds the
+panel, then moves each control through a few of its values and times ``compute`` (the lib call
+the panel makes on every change). Prints the median and worst per panel against the 20 ms
+target. Asserts nothing.
+"""
+
+import importlib
+import pkgutil
+import statistics
+
+import ipywidgets as w
+
+import intelligence_per_dollar as ipd
+
+
+def _values(ctrl):
+    if isinstance(ctrl, (w.FloatSlider, w.IntSlider, w.FloatLogSlider)):
+        lo, hi = ctrl.min, ctrl.max
+        if isinstance(ctrl, w.FloatLogSlider):
+            return [ctrl.base ** (lo + (hi - lo) * f) for f in (0.2, 0.5, 0.8)]
+        vals = [lo + (hi - lo) * f for f in (0.2, 0.5, 0.8)]
+        return [int(round(v)) for v in vals] if isinstance(ctrl, w.IntSlider) else vals
+    if isinstance(ctrl, w.SelectMultiple):
+        opts = [o[1] if isinstance(o, tuple) else o for o in ctrl.options]
+        return [tuple(opts[:2]), tuple(opts[-3:])]
+    if hasattr(ctrl, "options"):
+        return [o[1] if isinstance(o, tuple) else o for o in ctrl.options][:4]
+    if isinstance(ctrl, w.Checkbox):
+        return [True, False]
+    return []
+
+
+for mod in sorted(m.name for m in pkgutil.iter_modules(ipd.__path__) if m.name.startswith("widgets_")):
+    module = importlib.import_module(f"intelligence_per_dollar.{mod}")
+    if not hasattr(module, "panel"):
+        continue
+    panel = module.panel()
+    times = []
+    rejected = 0
+    for name, ctrl in panel.controls.items():
+        start = ctrl.value
+        for v in _values(ctrl):
+            try:
+                ctrl.value = v
+            except Exception:  # noqa: BLE001 - a value the control rejects
+                continue
+            if panel.status.value.find("Not possible") >= 0:
+                rejected += 1
+            times.append(panel.compute_s)
+        ctrl.value = start
+    if times:
+        print(f"{mod:28s} changes {len(times):3d}  median {statistics.median(times) * 1e3:7.2f} ms  "
+              f"max {max(times) * 1e3:7.2f} ms  (target < 20 ms){'  rejected ' + str(rejected) if rejected else ''}")
