@@ -155,14 +155,58 @@ def test_skinny_gemm_bf16_within_20_percent(table):
     assert g.error.abs().max() <= 0.20
 
 
+def test_skinny_gemm_fp8_eager_floor(table):
+    """FP8 skinny GEMMs (eager torch._scaled_mm): below ~M=128 the host dispatch paces the timing;
+    the eager floor (``eager_dispatch_s``) applies to these single-call measurements only."""
+    g = table[table.group == "h200-skinny-fp8"]
+    assert len(g) == 6 and g.error.abs().max() <= 0.20
+
+
+def test_grouped_expert_gemms_follow_the_roofline(table):
+    """Item 1 of the MoE physics: expert GEMMs with 64 tokens per expert sit on the memory roof
+    (each expert's weights re-read), >= 256 on the compute roof (measured on our H200)."""
+    g = table[table.group == "h200-grouped-gemm"]
+    assert len(g) == 20
+    assert g.error.abs().median() <= 0.05 and g.error.abs().max() <= 0.10
+
+
+def test_h200_measured_groups_within_15_percent(table):
+    """Every group measured by the project on its H200 meets the issue's 15% median target."""
+    for grp in ("h200-decode-step", "h200-prefill", "h200-skinny-bf16", "h200-skinny-fp8", "h200-grouped-gemm"):
+        assert table[table.group == grp].error.abs().median() <= 0.15, grp
+
+
 def test_known_gaps_stay_bounded(table):
-    """Documented misses (see the chapter): Blackwell FP4 and MoE serving at max load are
-    over-predicted (routing imbalance, small grouped GEMMs and framework overheads are not
-    modelled). These bounds record the current state so a regression fails."""
+    """Documented misses (see the validation notes in the chapter): MoE serving at max load and
+    Blackwell FP4 are still over-predicted after routing skew and host overhead were added. These
+    bounds record the current state so a regression fails."""
     over = table[table.group.str.startswith("trtllm") | (table.group == "sglang-large-ep")]
     assert (over.error > -0.15).all()            # never badly under-predicted
-    assert over.error.median() <= 0.80
-    assert table.error.abs().median() <= 0.45
+    assert over.error.median() <= 0.55
+    assert table.error.abs().median() <= 0.20
+
+
+@pytest.mark.xfail(strict=True, reason="issue 4 target (median |error| <= 15% over all cases) not met: MoE "
+                                       "serving at max load is over-predicted 1.3-2.4x (see validation notes)")
+def test_issue_target_median_15_percent(table):
+    assert table.error.abs().median() <= 0.15
+
+
+def test_ep_load_imbalance_properties():
+    assert inf.ep_load_imbalance(1000, 256, 1, 0.6) == pytest.approx(1.0)
+    few, many = inf.ep_load_imbalance([100, 1e6], 256, 8, 0.6)
+    assert few > many > 1.0                      # finite-batch noise shrinks, popularity skew stays
+    assert inf.ep_load_imbalance(1e9, 256, 72, 0.6) == pytest.approx(1 + (2 * np.log(72) * 0.36 * 72 / 256) ** 0.5)
+    assert inf.ep_load_imbalance(1e9, 256, 72, 0.0) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_host_overhead_only_binds_small_models_at_large_batch():
+    small = inf.estimate(QWEN30, "B200", 1, "fp4", 1000, 1000, concurrency=1500)
+    assert small.step_time_s == pytest.approx(inf.host_time_s(1500, inf._assumed("host_step_s", "central"),
+                                                              inf._assumed("host_per_sequence_s", "central")))
+    big = inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, concurrency=64, parallelism={"tp": 8})
+    assert big.step_time_s > inf.host_time_s(64, inf._assumed("host_step_s", "central"),
+                                             inf._assumed("host_per_sequence_s", "central"))
 
 
 def test_summary_has_all(table):

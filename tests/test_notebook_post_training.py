@@ -33,11 +33,11 @@ def test_post_training_chapter_default(tmp_path):
 
 @pytest.mark.slow
 def test_post_training_chapter_alternative_parameters(tmp_path):
-    rec = _run(tmp_path, policy="deepseek-v3", platforms=["H200", "GB200"], fleet_gpus=128, rollout_precision="fp8",
+    rec = _run(tmp_path, policy="deepseek-v3", platforms=["H200", "GB200"], fleet_gpus=256, rollout_precision="fp8",
                async_depth=2, group_size=8, output_tokens_mean=4000.0, campaign_steps=500,
                usd_overrides={"H200": 2.5}, rollout_efficiency=1.0)
     assert rec["policy"] == "deepseek-v3" and rec["platforms"] == ["H200", "GB200"]
-    assert rec["rollout_gpus"] + rec["trainer_gpus"] == 128
+    assert rec["rollout_gpus"] + rec["trainer_gpus"] == 256
     assert rec["rollout_efficiency"] == 1.0
     assert rec["step_time_s"]["GB200"] < rec["step_time_s"]["H200"]
     assert set(rec["campaign_cost_usd"]) == {"H200", "GB200"}

@@ -27,8 +27,11 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
   analysis). Grouped GEMMs process each expert's rows in tiles of ``moe_tile_rows``; the expected
   padded rows per expert are ``max(t phi, lambda + t/2 (1 - exp(-2 lambda / t)))`` with ``lambda =
   T k / E`` and ``phi`` the touched fraction (a partly filled last tile wastes t/2 rows on average).
-  The busiest expert-parallel rank sets the pace: ``mean + sqrt(2 mean ln ep)`` rows (the expected
-  maximum of ``ep`` near-Gaussian loads).
+  This reproduces the measured H200 grouped GEMMs (``h200-grouped-gemm`` validation group: 64
+  tokens per expert on the memory roof, >= 256 on the compute roof, median error 2%).
+  The busiest expert-parallel rank sets the pace (:func:`ep_load_imbalance`): expert popularity
+  skew (``expert_load_cv``) plus the multinomial noise of a finite batch, ``1 + sqrt(2 ln ep)
+  sqrt(cv^2 ep / E + ep / R)`` times the mean rows.
 * decode attention reads each sequence's KV cache once per iteration: ``b x context x KV bytes per
   token`` at ``hbm f_hbm``, or its FLOPs at the flash-attention rate if those bind (MLA with weight
   absorption is compute-heavy: per head ``2 ctx (2 c + r)`` FLOPs, DeepSeek-V2 arXiv 2405.04434
@@ -43,6 +46,19 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
   et al. 2022, DeepSpeed-MoE); across NVLink domains a token crosses the NIC once per distinct
   remote domain (:func:`_ep_all_to_all_s`). ``comm_overlap=True`` (two-batch overlap) hides them
   behind compute: the layer takes ``max(compute, comm)`` instead of the sum.
+
+**Host overhead.** Each iteration also costs host (CPU) time, a fixed part plus Python work per
+running sequence (:func:`host_time_s`, ``host_step_s`` and ``host_per_sequence_s`` in
+``data/assumptions/inference.csv``). Engines overlap it with the GPU, so an iteration takes
+``max(GPU, host)``: it binds only for small models at very large batch (e.g. Qwen3-30B-A3B at
+~1,500 sequences on one B200).
+
+**Known gaps** (validation notes). MoE serving at max load (TensorRT-LLM Qwen3-235B, DeepSeek-R1,
+SGLang large-EP decode) stays over-predicted by 1.3-2.4x at short ISL/OSL and Blackwell FP4 dense
+Llama-70B by 20-45%; the error shrinks as ISL or OSL grows (attention-bound cases are within ~20%).
+What is *not* modelled and could explain it: attention-DP imbalance of whole-prompt prefill (no
+chunked prefill in trtllm-bench), MoE permute/finalize kernels beyond their HBM traffic, sustained
+NVFP4 clocks under the power cap, and trtllm-bench's own max-batch heuristic.
 
 **Capacity.** Weights per GPU (dense weights split by tensor parallelism and replicated across
 attention data-parallel ranks, experts split across the whole replica), the KV cache of every
@@ -76,7 +92,7 @@ from . import architecture, collectives, economics, efficiency, hardware, io
 
 __all__ = ["PRECISIONS", "MODES", "PARALLELISM_KEYS", "Estimate", "estimate", "frontier", "evaluate",
            "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw", "assumptions",
-           "expected_experts_touched", "padded_rows_per_expert", "validation_table", "validation_summary",
+           "expected_experts_touched", "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "validation_table", "validation_summary",
            "runs"]
 
 PRECISIONS = ("bf16", "fp8", "fp4")
@@ -140,6 +156,42 @@ def padded_rows_per_expert(tokens, experts: int, top_k: int, tile_rows: float):
     return np.maximum(t * phi, lam + 0.5 * t * (1.0 - np.exp(-2.0 * lam / t)))
 
 
+def ep_load_imbalance(routed_rows, experts: int, ep, cv: float):
+    """Expected busiest-rank load over the mean load of ``ep`` expert-parallel ranks.
+
+    Two sources, added in variance: (i) expert popularity is not uniform: per-expert loads have a
+    coefficient of variation ``cv`` across experts (``data/assumptions/inference.csv``
+    ``expert_load_cv``; the reason DeepSeek's EPLB and SGLang's large-EP deployment replicate hot
+    experts, lmsys.org/blog/2025-05-05-large-scale-ep). A rank holding ``E/ep`` experts sums their
+    loads, so its cv is ``cv / sqrt(E/ep)`` (``cv sqrt(ep/E)``). (ii) sampling noise of a finite
+    batch: ``R`` routed rows spread over ``ep`` ranks give a multinomial count of mean ``R/ep``
+    and cv ``sqrt(ep/R)``. The expected maximum of ``ep`` near-Gaussian loads is
+    ``mean (1 + cv_rank sqrt(2 ln ep))`` (extreme-value bound for Gaussians; e.g. Gumbel 1958),
+    so
+
+        imbalance = 1 + sqrt(2 ln ep) sqrt(cv^2 ep / E + ep / R).
+
+    With one rank (ep = 1) there is nothing to wait for: 1.
+    """
+    ep = np.asarray(ep, dtype=float)
+    r = np.maximum(np.asarray(routed_rows, dtype=float), 1.0)
+    var = cv * cv * ep / float(experts) + ep / r
+    return 1.0 + np.sqrt(2.0 * np.log(np.maximum(ep, 1.0)) * var)
+
+
+def host_time_s(sequences_per_rank, step_s: float, per_sequence_s: float):
+    """Host (CPU) time of one serving iteration on one attention rank.
+
+    ``step_s + per_sequence_s x sequences``: a fixed part (scheduler loop, batch metadata,
+    CUDA-graph launch) and Python per-request work (bookkeeping, input preparation, sampler output,
+    stop checks) that grows with the running batch (vLLM v0.6 blog; SGLang v0.4 blog; constants in
+    ``data/assumptions/inference.csv``). Serving engines overlap it with the GPU's previous
+    iteration (TensorRT-LLM's overlap scheduler, SGLang's zero-overhead scheduler), so the
+    iteration takes ``max(GPU, host)``: only small models at very large batch become host-bound.
+    """
+    return step_s + per_sequence_s * np.asarray(sequences_per_rank, dtype=float)
+
+
 def usd_per_mtok(output_tokens_per_s_per_gpu, usd_per_gpu_hour):
     """Cost per million output tokens: ``$/GPU-h / 3600 / (tokens/s per GPU) x 1e6``."""
     tps = np.asarray(output_tokens_per_s_per_gpu, dtype=float)
@@ -183,6 +235,9 @@ class _Ctx:
     tile_rows: float
     kernels_per_layer: float
     comm_overlap: bool
+    expert_skew_cv: float = 0.0
+    host_step_s: float = 0.0
+    host_per_sequence_s: float = 0.0
     params: Mapping[str, float] = field(default_factory=dict)
 
 
@@ -223,6 +278,8 @@ def _context(model, hw, precision, input_tokens, output_tokens, kv_precision, mo
                 hardware.dense_flop_per_s(acc, run), acc.bf16_dense_flop_per_s, up, out,
                 int(acc.scaleup_domain_gpus), isl, osl, mode, _assumed("moe_tile_rows", scenario),
                 _assumed("other_kernels_per_layer", scenario), bool(comm_overlap),
+                _assumed("expert_load_cv", scenario), _assumed("host_step_s", scenario),
+                _assumed("host_per_sequence_s", scenario),
                 {"expert_total": expert_total, "dense_total": dense_total, "embedding": emb,
                  **{k: float(v) for k, v in p.items()}})
 
@@ -338,8 +395,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         rows = padded_rows_per_expert(T_rep, E, k, ctx.tile_rows)     # per expert, all tiles
         local = E / ep                                                # experts per EP rank
         split = r / ep                                                # GPUs one expert is split over
-        mean_rows = rows * local
-        straggle = 1.0 + np.sqrt(2.0 * np.log(np.maximum(ep, 1.0)) / np.maximum(mean_rows, 1.0))
+        straggle = ep_load_imbalance(T_rep * k, E, ep, ctx.expert_skew_cv)
         groups = np.maximum(local * phi, 1e-9)
         m_e = rows * local * straggle / groups
         f = s.expert_d_ff
@@ -374,9 +430,13 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         total = L_dense * t_dense + L_moe * t_moe + t_head
         return total, parts, t_head
 
-    t_step, parts, t_head = step(dec, pre)
+    t_gpu, parts, t_head = step(dec, pre)
     # TTFT: one iteration that carries a whole prompt next to the decode batch
-    t_ttft, _, _ = step(dec, np.maximum(pre, isl) if ctx.mode != "prefill" else pre)
+    t_ttft_gpu, _, _ = step(dec, np.maximum(pre, isl) if ctx.mode != "prefill" else pre)
+    # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
+    t_host = host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
+    t_step = np.maximum(t_gpu, t_host)
+    t_ttft = np.maximum(t_ttft_gpu, t_host)
 
     # ---- memory per GPU -------------------------------------------------------------------------
     w = (P["dense_total"] / tp + P["expert_total"] / r) * ctx.w_bytes + P["embedding"] / tp * EMBEDDING_BYTES
@@ -393,7 +453,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     tps_gpu = tokens_per_step * dp / (t_step * r)
     per_user = np.where(ctx.mode == "prefill", isl / t_step, 1.0 / t_step)
     L = float(s.layers)
-    out = {"step_s": t_step, "ttft_s": t_ttft, "output_tokens_per_s_per_gpu": tps_gpu,
+    out = {"step_s": t_step, "ttft_s": t_ttft, "gpu_step_s": t_gpu + 0 * t_step, "host_s": t_host + 0 * t_step, "output_tokens_per_s_per_gpu": tps_gpu,
            "tokens_per_s_per_user": per_user, "memory_per_gpu_bytes": mem, "weights_bytes": w + 0 * mem,
            "kv_cache_bytes": kv + 0 * mem, "workspace_bytes": work + 0 * mem, "usable_bytes": usable,
            "fits": mem <= usable, "sequences_per_rank": b,
@@ -689,14 +749,25 @@ def runs() -> tuple[dict, ...]:
 
 
 def _predict_gemm(case: dict, scenario: str) -> float:
-    """A single measured GEMM (m = rows, n = d_ff, k = d_model of the row) through the same curve."""
+    """A single measured (grouped) GEMM through the same curve as the serving model.
+
+    m = ``concurrency`` rows (tokens per expert for a grouped GEMM), n = ``d_ff``, k = ``d_model``,
+    ``experts`` > 0: that many equal GEMMs in one batched kernel (``torch.bmm``), each reading its
+    own weights, so few tokens per expert fall on the memory roof (the weight re-read per expert).
+    These are eager PyTorch timings of back-to-back calls: a kernel shorter than the host's
+    dispatch time (``eager_dispatch_s`` in ``data/assumptions/inference.csv``) is timed at the
+    dispatch rate, so the prediction is ``max(kernel, dispatch)``. CUDA-graph serving does not pay
+    it, and :func:`evaluate` never adds it.
+    """
     acc = hardware.get(case["hardware"])
     ceil = efficiency.ceilings(acc, scenario)
     m, n, k = case["concurrency"], case["model"]["d_ff"], case["model"]["d_model"]
+    groups = max(case["model"]["experts"], 1)
     p = case["precision"]
-    return float(efficiency.gemm_time_s(m, n, k, peak_flop_per_s=hardware.dense_flop_per_s(acc, p),
-                                        hbm_bytes_per_s=acc.hbm_bytes_per_s, ceil=ceil, precision=p,
-                                        operand_bytes=hardware.BYTES_PER_ELEMENT[p], output_bytes=2.0))
+    t = float(efficiency.gemm_time_s(m, n, k, peak_flop_per_s=hardware.dense_flop_per_s(acc, p),
+                                     hbm_bytes_per_s=acc.hbm_bytes_per_s, ceil=ceil, precision=p,
+                                     operand_bytes=hardware.BYTES_PER_ELEMENT[p], output_bytes=2.0, groups=groups))
+    return max(t, _assumed("eager_dispatch_s", scenario))
 
 
 def predict(case: dict, scenario: str = "central") -> tuple[float, Estimate | None]:

@@ -43,6 +43,8 @@ overlap, ``t = max(t_rollout(k), t_train) + t_sync``, never slower than synchron
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import functools
 import math
 from dataclasses import dataclass
@@ -61,6 +63,54 @@ SCHEDULES = ("p2p", "broadcast")
 #: Extra passes per algorithm, in units of the policy's forward+backward: (critic fwd+bwd, forwards)
 #: GRPO: reference-policy and old-policy log-prob forwards. PPO: + critic update and its value forward.
 _EXTRA = {"grpo": (0.0, 2.0), "ppo": (1.0, 3.0)}
+
+
+#: Policy models the chapter offers, in the architecture schema of :mod:`architecture`.
+POLICIES = MappingProxyType({
+    # Stand-in for Nemotron 3 Ultra (550B total / 55B active, 512 experts top-22; arXiv 2606.15007),
+    # a hybrid Mamba-Transformer LatentMoE the schema cannot represent exactly: 88 layers, d 8192,
+    # 18 always-on expert-sized FFNs carry the dense share.
+    "nemotron-3-ultra-class": MappingProxyType(dict(
+        layers=88, d_model=8192, heads=64, kv_heads=8, d_ff=8192, vocab=131072, experts=512, top_k=22,
+        expert_d_ff=464, shared_experts=18)),
+    # DeepSeek-V3 (arXiv 2412.19437, Table 1 / config.json): MLA, 256 experts top-8 + 1 shared.
+    "deepseek-v3": MappingProxyType(dict(
+        layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256, top_k=8,
+        expert_d_ff=2048, shared_experts=1, dense_layers=3, head_dim=128, q_lora_rank=1536, kv_lora_rank=512,
+        qk_rope_head_dim=64)),
+})
+
+
+def policy_model(name: str) -> dict:
+    """The architecture dict of a named policy (``ValueError`` lists the known names)."""
+    if name not in POLICIES:
+        raise ValueError(f"policy={name!r} is not known; allowed: {', '.join(POLICIES)}")
+    return dict(POLICIES[name])
+
+
+def owner_usd_per_gpu_hour(platform: str, overrides: Mapping[str, float] | None = None) -> float:
+    """$/GPU-hour for ``platform``: an override, else the owner-cost reference row of
+    ``data/assumptions/economics.csv`` (SemiAnalysis AI Cloud TCO via InferenceX)."""
+    if overrides and platform in overrides:
+        v = float(overrides[platform])
+        if not (v >= 0):
+            raise ValueError(f"usd_overrides[{platform!r}]={v!r} must be >= 0")
+        return v
+    key = f"owner_usd_per_gpu_hour_reference_{platform}"
+    econ = economics.assumptions()
+    if key not in econ:
+        raise ValueError(f"no owner $/GPU-hour for platform {platform!r} in data/assumptions/economics.csv; "
+                         f"pass usd_overrides={{'{platform}': ...}}")
+    return econ[key].central
+
+
+def split_gpus(fleet_gpus: int, rollout_fraction: float, group: int = 8) -> tuple[int, int]:
+    """Rollout and trainer GPUs for a fleet split, in whole ``group``-GPU nodes, each side >= 1 group."""
+    _num("fleet_gpus", fleet_gpus, low=2 * group, integer=True)
+    _num("rollout_fraction", rollout_fraction, low=0.0, high=1.0)
+    rollout = int(round(fleet_gpus * rollout_fraction / group)) * group
+    rollout = min(max(rollout, group), fleet_gpus - group)
+    return rollout, fleet_gpus - rollout
 
 
 def assumptions() -> Mapping[str, economics.Assumption]:

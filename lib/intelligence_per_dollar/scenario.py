@@ -185,6 +185,12 @@ def _rl_algorithms() -> list[str]:
 #: Per-parameter constraints that the chapter's own literal ``params`` checks cannot express,
 #: keyed ``"chapter.param"``. Keys of chapters that exist must name a parameter of that chapter
 #: (tests/test_scenario.py checks); keys of chapters not yet written are ignored.
+
+def _post_training_policies() -> list[str]:
+    from . import post_training
+
+    return list(post_training.POLICIES)
+
 CONSTRAINTS: dict[str, Choice | Number | Names | MappingOf] = {
     "01_hardware.precision": Choice(("fp4", "fp8", "bf16")),
     "01_hardware.baseline": Choice(_accelerators),
@@ -195,8 +201,7 @@ CONSTRAINTS: dict[str, Choice | Number | Names | MappingOf] = {
     # the rest of chapter 2's checks are literal and derived from the notebook
     "02_training.systems": Names(_accelerators),
     "02_training.global_batch": Choice(_global_batches),
-    # chapter 3 defines its policies in the notebook (POLICIES); keep this list in step with it
-    "03_post_training.policy": Choice(("nemotron-3-ultra-class", "deepseek-v3")),
+    "03_post_training.policy": Choice(_post_training_policies),
     "03_post_training.algorithm": Choice(_rl_algorithms),
     "03_post_training.usd_overrides": MappingOf(_accelerators, Number(0)),
     # chapter 4 checks these in a loop (not literal calls); None keeps the data's low/central/high range
