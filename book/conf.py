@@ -27,7 +27,15 @@ nb_execution_mode = "off"
 nb_merge_streams = True
 nb_output_stderr = "remove"
 # Chapter records (application/vnd.ipd.record+json) are for tests and the CLI, not for readers.
-nb_mime_priority_overrides = [("html", "application/vnd.ipd.record+json", None)]
+nb_mime_priority_overrides = [
+    ("html", "application/vnd.ipd.record+json", None),
+    # A static page has no kernel, so live widgets cannot run there: explore panels also carry a
+    # text/html snapshot (their table and chart at the default settings), which the book shows.
+    ("html", "application/vnd.jupyter.widget-view+json", None),
+    ("html", "application/vnd.jupyter.widget-state+json", None),
+]
+# No ipywidgets JavaScript from a CDN (myst-nb's default loads require.js and the HTML manager).
+nb_ipywidgets_js = {}
 suppress_warnings = ["mystnb.unknown_mime_type"]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_url_schemes = ["mailto", "http", "https"]

@@ -63,7 +63,9 @@ class PageWatch:
         self.failed: list[str] = []
         self.errors: list[str] = []
         self.console_errors: list[str] = []
-        page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        # about:blank / data: / blob: are not network requests (iframes, inline images)
+        page.on("requestfailed", lambda r: None if r.url.startswith(("about:", "data:", "blob:"))
+                else self.failed.append(f"{r.url} ({r.failure})"))
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None)
         page.on("response", lambda r: self.failed.append(f"{r.url} (HTTP {r.status})") if r.status >= 400 else None)

@@ -58,7 +58,7 @@ def test_every_page_draws_its_charts_offline(built_report, chromium):
             assert watch.failed == [], f"{rel}: failed requests {watch.failed}"
             assert watch.errors == [], f"{rel}: page errors {watch.errors}"
             if rel.startswith("nbs/"):
-                assert n_charts >= 5, f"{rel}: expected the chapter's charts, found {n_charts}"
+                assert n_charts >= 1, f"{rel}: expected the chapter's charts, found {n_charts}"
             page.close()
 
 

@@ -172,23 +172,25 @@ def test_grouped_expert_gemms_follow_the_roofline(table):
 
 def test_h200_measured_groups_within_15_percent(table):
     """Every group measured by the project on its H200 meets the issue's 15% median target."""
-    for grp in ("h200-decode-step", "h200-prefill", "h200-skinny-bf16", "h200-skinny-fp8", "h200-grouped-gemm"):
+    for grp in ("h200-decode-step", "h200-prefill", "h200-skinny-bf16", "h200-skinny-fp8", "h200-grouped-gemm",
+                "h200-moe-decode"):
         assert table[table.group == grp].error.abs().median() <= 0.15, grp
 
 
 def test_known_gaps_stay_bounded(table):
     """Documented misses (see the validation notes in the chapter): MoE serving at max load and
-    Blackwell FP4 are still over-predicted after routing skew and host overhead were added. These
-    bounds record the current state so a regression fails."""
+    Blackwell FP4 are still over-predicted (less so since the kernel floor and the grouped-GEMM
+    efficiency were added). These bounds record the current state so a regression fails."""
     over = table[table.group.str.startswith("trtllm") | (table.group == "sglang-large-ep")]
     assert (over.error > -0.15).all()            # never badly under-predicted
-    assert over.error.median() <= 0.55
-    assert table.error.abs().median() <= 0.20
+    assert over.error.median() <= 0.40
+    for grp, bound in (("trtllm-qwen3-30b", 0.25), ("trtllm-qwen3-235b", 0.50), ("trtllm-dsr1", 0.50),
+                       ("sglang-large-ep", 0.50), ("trtllm-llama70b", 0.22)):
+        assert table[table.group == grp].error.abs().median() <= bound, grp
 
 
-@pytest.mark.xfail(strict=True, reason="issue 4 target (median |error| <= 15% over all cases) not met: MoE "
-                                       "serving at max load is over-predicted 1.3-2.4x (see validation notes)")
 def test_issue_target_median_15_percent(table):
+    """Issue 4's target: median |error| <= 15% over all measured cases."""
     assert table.error.abs().median() <= 0.15
 
 
@@ -222,3 +224,28 @@ def test_h200_measured_decode_steps_and_prefill(table):
     assert len(dec) == 6 and len(pre) == 3
     assert dec.error.abs().median() <= 0.12 and dec.error.abs().max() <= 0.18
     assert pre.error.abs().max() <= 0.08
+
+
+def test_h200_measured_moe_decode_steps(table):
+    """Whole MoE decode steps (Qwen3-30B-A3B shape, 128 experts top-8, CUDA graph, batch 1-512) on the
+    project's H200: 1.7-4.5x the byte roofline, explained by the per-kernel floor (calibrated on the
+    dense batch-1 step), the grouped-GEMM weight-stream efficiency and launch cost, and the atomic combine."""
+    g = table[table.group == "h200-moe-decode"]
+    assert len(g) == 6
+    assert g.error.abs().median() <= 0.05 and g.error.abs().max() <= 0.12
+
+
+def test_moe_decode_pays_kernel_floor_and_grouped_gemm_costs():
+    """At batch 1 a 48-layer MoE reads ~6 GB of active weights (~1.4 ms at 4.2 TB/s) but launches
+    ~2,000 kernels: the step is several times its byte roofline; a fused engine launches fewer."""
+    ref = inf.estimate(QWEN30, "H200", 1, "bf16", 1024, 1, 1, {"tp": 1}, mode="decode", implementation="pytorch")
+    eng = inf.estimate(QWEN30, "H200", 1, "bf16", 1024, 1, 1, {"tp": 1}, mode="decode")
+    assert ref.step_time_s > 4 * 6.1e9 / 4.8e12
+    assert eng.step_time_s < ref.step_time_s
+    # grouped GEMMs stream weights slower than dense GEMMs and pay a fixed launch
+    ctx = inf._context(QWEN30, "H200", "bf16", 1024, 1, None, "decode", "central")
+    dense = float(inf._gemm(ctx, 8.0, 1536, 2048, 8))
+    grouped = float(inf._grouped_gemm(ctx, 8.0, 1536, 2048, 8))
+    assert grouped > dense / inf._assumed("grouped_gemm_hbm_efficiency", "central") * 0.99
+    with pytest.raises(ValueError, match="implementation='numpy' is not allowed"):
+        inf.estimate(QWEN30, "H200", 1, "bf16", 1024, 1, 1, implementation="numpy")

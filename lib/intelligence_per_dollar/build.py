@@ -25,6 +25,11 @@ from . import io
 CHAPTERS = ("00_claims", "01_hardware", "02_training", "03_post_training", "04_intelligence_per_dollar")
 
 
+#: A cell that runs longer than this fails the chapter (no cell needs more than ~30 s; a hung
+#: kernel must fail the build, not stall it).
+CELL_TIMEOUT_S = 600
+
+
 class ChapterFailed(RuntimeError):
     """A chapter notebook raised while papermill executed it."""
 
@@ -71,6 +76,7 @@ def _failed_cell(nb_path: Path) -> int | None:
 def execute_chapter(chapter: str, out_dir: Path, parameters: Mapping[str, object] | None = None,
                     *, root: Path | None = None) -> Path:
     """Execute ``nbs/<chapter>.ipynb`` with ``parameters`` into ``out_dir``; return its path."""
+    import nbclient.exceptions
     import papermill as pm
 
     root = root or io.repo_root()
@@ -83,9 +89,12 @@ def execute_chapter(chapter: str, out_dir: Path, parameters: Mapping[str, object
     try:
         pm.execute_notebook(str(src), str(dst), parameters=dict(parameters or {}), kernel_name="python3",
                             cwd=str(root), progress_bar=False, log_output=False,
-                            request_save_on_cell_execute=False)
+                            request_save_on_cell_execute=False, execution_timeout=CELL_TIMEOUT_S,
+                            start_timeout=120)
     except pm.PapermillExecutionError as ex:
         raise ChapterFailed(chapter, _failed_cell(dst), f"{ex.ename}: {ex.evalue}") from None
+    except (nbclient.exceptions.CellTimeoutError, nbclient.exceptions.DeadKernelError, TimeoutError) as ex:
+        raise ChapterFailed(chapter, _failed_cell(dst), f"{type(ex).__name__}: {ex}") from None
     return dst
 
 

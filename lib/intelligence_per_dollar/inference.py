@@ -40,7 +40,31 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
 * elementwise kernels (norms, activation, RoPE, residuals, quantisation): memory-bound traffic of
   about ``10 d + 3 d_ff / tp`` BF16 values per token and layer (each norm reads and writes ``d``,
   residual adds read ``2d`` and write ``d``, the activation reads ``2 d_ff`` and writes ``d_ff``),
-  plus a fixed launch time per kernel.
+  plus a floor per kernel.
+* **the per-kernel floor.** Every dependent kernel of a step costs at least ``kernel_floor_s``
+  (~2.8 us on H200 under CUDA-graph replay: launch, one short wave, tail and the wait on the
+  previous kernel; a graph of 1,000 dependent one-element adds replays at 1.0 us each, real norms,
+  copies and reductions take 2-3 us). Non-GEMM kernels are counted per layer by architecture and
+  implementation: a fused serving engine (``implementation="engine"``) launches
+  ``other_kernels_per_layer`` (8) per layer plus ``moe_kernels_per_layer`` (12: routing top-k in
+  FP32, expert-map sort, permute, activation, quantisation, grouped-GEMM setup, finalize) per MoE
+  layer; the unfused PyTorch reference measured on our H200 (``implementation="pytorch"``) launches
+  12 and 12 + 23 (counted in a kernel profile, ``tools/profile_moe_decode.py``). The floor was
+  calibrated on the dense Llama-8B-shape decode at batch 1 and checked, not fitted, on the MoE decode.
+* **grouped (MoE) GEMMs** (:func:`_grouped_gemm`) are pointer-array kernels (CUTLASS
+  ``KernelPtrArrayTmaWarpSpecialized*``, as in ``torch._grouped_mm`` and TensorRT-LLM's MoE GEMM):
+  every touched expert is a new group (TMA-descriptor switch, pipeline fill) whose weight panels
+  stream through short K loops, so the weight stream runs at ``grouped_gemm_hbm_efficiency``
+  (0.7) of the dense-GEMM rate, and each launch pays ``grouped_gemm_launch_s`` (~10 us: a setup
+  kernel with one thread per expert, a device-side scan of all E group shapes, prologue and tail)
+  even when only 8 of 128 experts are touched. Empty groups cost no tiles; a touched expert's rows
+  are padded to whole tiles (``moe_tile_rows``). Measured on our H200: 2 calls per layer take
+  47/194/379/410/408 us at batch 1/8/32/128/512 against 18/115/250/286/286 us of touched-expert
+  bytes; the model gives 46/185/377/428/428.
+* **the top-k combine.** Engines gather-reduce the ``k`` expert outputs of each token (TensorRT-LLM
+  ``finalizeMoeRouting``) at HBM speed (in the elementwise bytes, ``2 k d`` per token); the PyTorch
+  reference scatter-adds them with BF16 atomics (``index_add_``), ~15x slower than streaming the
+  same bytes (``scatter_add_rate``, 137 G values/s measured).
 * collectives: two tensor-parallel all-reduces per layer (Shoeybi et al. 2019, Megatron-LM), and
   for expert parallelism a dispatch and a combine all-to-all per MoE layer (DeepEP / Rajbhandari
   et al. 2022, DeepSpeed-MoE); across NVLink domains a token crosses the NIC once per distinct
@@ -53,12 +77,19 @@ running sequence (:func:`host_time_s`, ``host_step_s`` and ``host_per_sequence_s
 ``max(GPU, host)``: it binds only for small models at very large batch (e.g. Qwen3-30B-A3B at
 ~1,500 sequences on one B200).
 
-**Known gaps** (validation notes). MoE serving at max load (TensorRT-LLM Qwen3-235B, DeepSeek-R1,
-SGLang large-EP decode) stays over-predicted by 1.3-2.4x at short ISL/OSL and Blackwell FP4 dense
-Llama-70B by 20-45%; the error shrinks as ISL or OSL grows (attention-bound cases are within ~20%).
-What is *not* modelled and could explain it: attention-DP imbalance of whole-prompt prefill (no
-chunked prefill in trtllm-bench), MoE permute/finalize kernels beyond their HBM traffic, sustained
-NVFP4 clocks under the power cap, and trtllm-bench's own max-batch heuristic.
+**Validation notes.** Our own H200 measurements (dense decode and prefill, grouped GEMMs, whole MoE
+decode steps at batch 1-512 that run 1.7-4.5x slower than their byte roofline) are within a few
+per cent (MoE decode median 2%, max 9%; the grouped-GEMM constants come from a kernel profile of
+the same run, so that group checks the decomposition, while the kernel floor was set on the dense
+step only). Over all cases the median |error| is ~13.5%. **Known gaps**: MoE serving at max load
+(TensorRT-LLM Qwen3-235B, DeepSeek-R1, SGLang large-EP decode) is still over-predicted by up to
+~2x at short ISL/OSL (median 45% for Qwen3-235B and DeepSeek-R1, 20% for Qwen3-30B) and Blackwell
+FP4 dense Llama-70B by 20-45%; the error shrinks as ISL or OSL grows. At max load the step is
+compute- and attention-bound, where the kernel floor and the weight-stream efficiency matter
+little. Not modelled and could explain the rest: attention-DP imbalance of whole-prompt prefill (no
+chunked prefill in trtllm-bench), the compute efficiency of grouped GEMMs with ragged groups
+(measured here only on the memory roof), sustained NVFP4 clocks under the power cap, and
+trtllm-bench's own max-batch heuristic.
 
 **Capacity.** Weights per GPU (dense weights split by tensor parallelism and replicated across
 attention data-parallel ranks, experts split across the whole replica), the KV cache of every
@@ -90,7 +121,7 @@ import numpy as np
 
 from . import architecture, collectives, economics, efficiency, hardware, io
 
-__all__ = ["PRECISIONS", "MODES", "PARALLELISM_KEYS", "Estimate", "estimate", "frontier", "evaluate",
+__all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "Estimate", "estimate", "frontier", "evaluate",
            "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw", "assumptions",
            "expected_experts_touched", "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "validation_table", "validation_summary",
            "runs"]
@@ -100,6 +131,10 @@ PRECISIONS = ("bf16", "fp8", "fp4")
 #: instance (disaggregated serving); ``prefill``: a prefill-only instance, whose throughput is
 #: input tokens/s.
 MODES = ("aggregated", "decode", "prefill")
+#: ``engine``: a fused serving engine (TensorRT-LLM, SGLang, vLLM): few non-GEMM kernels per layer,
+#: gather-reduce top-k combine. ``pytorch``: the unfused PyTorch decode step this project measured on
+#: its H200 (``tools/measure_gpu.py``: more kernels per layer, atomic ``index_add_`` combine).
+IMPLEMENTATIONS = ("engine", "pytorch")
 #: tp: attention tensor parallelism; dp: attention data-parallel ranks in one replica; ep: expert
 #: parallelism (1 = experts tensor-split over the replica, ``tp*dp`` = one expert group per GPU).
 PARALLELISM_KEYS = ("tp", "dp", "ep")
@@ -235,6 +270,12 @@ class _Ctx:
     tile_rows: float
     kernels_per_layer: float
     comm_overlap: bool
+    implementation: str = "engine"
+    kernel_floor_s: float = 0.0
+    moe_kernels_per_layer: float = 0.0
+    grouped_gemm_hbm_efficiency: float = 1.0
+    grouped_gemm_launch_s: float = 0.0
+    scatter_add_rate: float = 0.0      # values/s of an atomic top-k combine; 0: gather-reduce at HBM speed
     expert_skew_cv: float = 0.0
     host_step_s: float = 0.0
     host_per_sequence_s: float = 0.0
@@ -248,7 +289,7 @@ def _check_int(name, value, low=1):
 
 
 def _context(model, hw, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
-             comm_overlap=False) -> _Ctx:
+             comm_overlap=False, implementation="engine") -> _Ctx:
     s = architecture.spec(model)
     acc = hw if isinstance(hw, hardware.Accelerator) else hardware.get(hw)
     if precision not in PRECISIONS:
@@ -259,6 +300,9 @@ def _context(model, hw, precision, input_tokens, output_tokens, kv_precision, mo
         raise ValueError(f"kv_precision={kv_precision!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not allowed; allowed: {', '.join(MODES)}")
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation={implementation!r} is not allowed; allowed: {', '.join(IMPLEMENTATIONS)}")
+    torch_ref = implementation == "pytorch"
     isl = _check_int("input_tokens", input_tokens)
     osl = _check_int("output_tokens", output_tokens)
     # 4-bit weights on GPUs without FP4 tensor cores are dequantised and multiplied in FP8
@@ -277,7 +321,11 @@ def _context(model, hw, precision, input_tokens, output_tokens, kv_precision, mo
                 architecture.kv_cache_bytes_per_token(s, hardware.BYTES_PER_ELEMENT[kv_precision]),
                 hardware.dense_flop_per_s(acc, run), acc.bf16_dense_flop_per_s, up, out,
                 int(acc.scaleup_domain_gpus), isl, osl, mode, _assumed("moe_tile_rows", scenario),
-                _assumed("other_kernels_per_layer", scenario), bool(comm_overlap),
+                _assumed("pytorch_kernels_per_layer" if torch_ref else "other_kernels_per_layer", scenario),
+                bool(comm_overlap), implementation, _assumed("kernel_floor_s", scenario),
+                _assumed("pytorch_moe_kernels_per_layer" if torch_ref else "moe_kernels_per_layer", scenario),
+                _assumed("grouped_gemm_hbm_efficiency", scenario), _assumed("grouped_gemm_launch_s", scenario),
+                _assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
                 _assumed("expert_load_cv", scenario), _assumed("host_step_s", scenario),
                 _assumed("host_per_sequence_s", scenario),
                 {"expert_total": expert_total, "dense_total": dense_total, "embedding": emb,
@@ -296,6 +344,17 @@ def _gemm(ctx: _Ctx, m, n, k, groups=1, *, head=False):
     return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                   ceil=ctx.ceil, precision=ctx.run_precision, operand_bytes=ctx.w_bytes,
                                   output_bytes=ACTIVATION_BYTES, groups=groups)
+
+
+def _grouped_gemm(ctx: _Ctx, m, n, k, groups):
+    """One pointer-array grouped (MoE) GEMM launch: the dense roofline with the weight stream at
+    ``grouped_gemm_hbm_efficiency`` of the dense-GEMM rate, plus a fixed ``grouped_gemm_launch_s``
+    (setup kernel, scan of the group shapes, prologue, tail) instead of the dense ``kernel_overhead_s``."""
+    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak,
+                               hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
+                               ceil=ctx.ceil, precision=ctx.run_precision, operand_bytes=ctx.w_bytes,
+                               output_bytes=ACTIVATION_BYTES, groups=groups)
+    return t - ctx.ceil.kernel_overhead_s + ctx.grouped_gemm_launch_s
 
 
 def _kv_shards(ctx: _Ctx, tp):
@@ -375,7 +434,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         pre_flop = prefill_tokens * architecture.attention_flops_per_token(s, isl, causal=True) / s.layers / tp
         t_pre_attn = efficiency.attention_time_s(pre_flop, isl, bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil)
         kv_write = prefill_tokens * ctx.kv_bytes_per_token / s.layers / _kv_shards(ctx, tp) / hbm
-        t_core = t_dec_attn + t_pre_attn + kv_write + ceil.kernel_overhead_s
+        t_core = t_dec_attn + t_pre_attn + kv_write + ctx.kernel_floor_s
         t_tp = np.where(tp > 1, 2 * collectives.all_reduce_s(T * d * ACTIVATION_BYTES, tp, ctx.scaleup), 0.0)
         # dense FFN (used by dense layers and MoE shared experts)
 
@@ -383,7 +442,7 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
             return (_gemm(ctx, tokens, (gated - 1) * hidden / split, d) + _gemm(ctx, tokens, d, hidden / split))
         t_dense_ffn = ffn(s.d_ff, T, tp)
         ew_bytes_dense = T * ACTIVATION_BYTES * (10 * d + 3 * s.d_ff / tp)
-        t_ew_dense = ew_bytes_dense / hbm + ctx.kernels_per_layer * ceil.kernel_overhead_s
+        t_ew_dense = ew_bytes_dense / hbm + ctx.kernels_per_layer * ctx.kernel_floor_s
         dense_layer = t_proj + t_core + t_tp + t_dense_ffn + t_ew_dense
         if not architecture.is_moe(s):
             return dense_layer, dense_layer, {"gemm": t_proj + t_dense_ffn, "attention": t_core,
@@ -399,7 +458,8 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         groups = np.maximum(local * phi, 1e-9)
         m_e = rows * local * straggle / groups
         f = s.expert_d_ff
-        t_experts = (_gemm(ctx, m_e, (gated - 1) * f / split, d, groups) + _gemm(ctx, m_e, d, f / split, groups))
+        t_experts = (_grouped_gemm(ctx, m_e, (gated - 1) * f / split, d, groups)
+                     + _grouped_gemm(ctx, m_e, d, f / split, groups))
         t_router = _gemm(ctx, T / tp, E, d, head=True)
         t_shared = ffn(s.shared_experts * f, T, tp) if s.shared_experts else 0.0 * T
         # dispatch (weights' precision if FP8, else BF16) + combine (BF16) all-to-all over the EP group
@@ -412,7 +472,10 @@ def evaluate(ctx: _Ctx, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
                                                           ctx.domain // np.maximum(tp, 1), ctx.scaleup, ctx.scaleout))
         t_moe_comm = np.where(ep > 1, a2a, np.where(dp > 1, ag, 0.0))
         ew_bytes_moe = T * ACTIVATION_BYTES * (10 * d + 2 * k * d)
-        t_ew_moe = ew_bytes_moe / hbm + (ctx.kernels_per_layer + 4) * ceil.kernel_overhead_s
+        # the top-k combine: an atomic scatter-add (PyTorch index_add_) runs at its atomic rate
+        t_combine = T * k * d / ctx.scatter_add_rate if ctx.scatter_add_rate else 0.0 * T
+        t_ew_moe = (ew_bytes_moe / hbm + t_combine
+                    + (ctx.kernels_per_layer + ctx.moe_kernels_per_layer) * ctx.kernel_floor_s)
         t_compute = t_proj + t_core + t_experts + t_router + t_shared + t_ew_moe
         # two-batch overlap (SGLang/DeepEP) hides the collectives behind the other micro-batch's compute
         moe_layer = np.maximum(t_compute, t_tp + t_moe_comm) if ctx.comm_overlap else t_compute + t_tp + t_moe_comm
@@ -575,13 +638,14 @@ class Estimate:
 
 
 def _setup(model, hardware_, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
-           comm_overlap=False):
+           comm_overlap=False, implementation="engine"):
     gpus = _check_int("gpus", gpus)
     if scenario not in efficiency.SCENARIOS:
         raise ValueError(f"scenario={scenario!r} is not allowed; allowed: {', '.join(efficiency.SCENARIOS)}")
     if not isinstance(comm_overlap, bool):
         raise ValueError(f"comm_overlap={comm_overlap!r} must be True or False")
-    ctx = _context(model, hardware_, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap)
+    ctx = _context(model, hardware_, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
+                   implementation)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
     fixed = _check_parallelism(ctx, gpus, parallelism or {})
@@ -607,7 +671,7 @@ def _no_fit_message(ctx, gpus, c):
 def estimate(model, hardware: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
              output_tokens: int = 1000, concurrency: float | None = None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
-             comm_overlap: bool = False) -> Estimate:
+             comm_overlap: bool = False, implementation: str = "engine") -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
@@ -617,7 +681,7 @@ def estimate(model, hardware: str, gpus: int, precision: str = "fp8", input_toke
     impossible parallelism, weights or KV cache that do not fit.
     """
     gpus, ctx, c = _setup(model, hardware, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario, comm_overlap)
+                          kv_precision, mode, scenario, comm_overlap, implementation)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
         conc = mc
@@ -656,7 +720,7 @@ FRONTIER_COLUMNS = ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_
 def frontier(model, hardware: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
              output_tokens: int = 1000, concurrency=None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
-             comm_overlap: bool = False, points: int = 64):
+             comm_overlap: bool = False, points: int = 64, implementation: str = "engine"):
     """The throughput-interactivity frontier: one row per concurrency.
 
     ``concurrency``: an array of concurrencies (None: ``points`` log-spaced values from one sequence
@@ -667,7 +731,7 @@ def frontier(model, hardware: str, gpus: int, precision: str = "fp8", input_toke
     import pandas as pd
 
     gpus, ctx, c = _setup(model, hardware, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario, comm_overlap)
+                          kv_precision, mode, scenario, comm_overlap, implementation)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:
         raise ValueError(_no_fit_message(ctx, gpus, c))
@@ -710,7 +774,7 @@ _MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "expert
               "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
 _RUN_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", *_MODEL_INT, "gated_ffn",
                 "hardware", "gpus", "precision", "kv_precision", "mode", "input_tokens", "output_tokens", "tp", "dp",
-                "ep", "concurrency", "comm_overlap", "measured", "unit", "note")
+                "ep", "concurrency", "comm_overlap", "implementation", "measured", "unit", "note")
 UNITS = ("output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "gemm_s")
 
 
@@ -738,6 +802,7 @@ def _runs(data_dir: str) -> tuple[dict, ...]:
                     "concurrency": io.parse_float(path, row, "concurrency", rec["concurrency"], positive=True)
                     if rec["concurrency"] else None,
                     "comm_overlap": io.parse_bool(path, row, "comm_overlap", rec["comm_overlap"] or "false"),
+                    "implementation": rec["implementation"] or "engine",
                     "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
                     "unit": rec["unit"], "note": rec["note"]})
     return tuple(out)
@@ -777,7 +842,7 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, Estimate | No
     e = estimate(case["model"], case["hardware"], case["gpus"], case["precision"], case["input_tokens"],
                  case["output_tokens"], case["concurrency"], case["parallelism"] or None,
                  kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
-                 comm_overlap=case["comm_overlap"])
+                 comm_overlap=case["comm_overlap"], implementation=case["implementation"])
     if case["unit"] == "input_tokens_per_s_per_gpu":
         return e.input_tokens_per_s_per_gpu, e
     return e.output_tokens_per_s_per_gpu, e

@@ -205,3 +205,10 @@ def prefill(run: str = INFERENCE_RUN) -> pd.DataFrame:
     df = _table(run, "prefill.csv", {"model": "str", "prompt_tokens": "int", "seconds": "pos", "tflops": "pos"})
     df["flop_per_s"] = df.pop("tflops") * 1e12
     return df
+
+
+def moe_decode_steps(run: str = INFERENCE_RUN) -> pd.DataFrame:
+    """Whole decode steps of a Qwen3-30B-A3B-shaped MoE: batch, context, seconds, tokens/s."""
+    return _table(run, "moe_decode_step.csv", {"model": "str", "batch": "int", "context": "int", "seconds": "pos",
+                                                "tokens_per_s": "pos", "total_params": "pos", "active_params": "pos",
+                                                "kv_bytes": "pos"})

@@ -84,6 +84,7 @@ class Explorer:
     chart_out: w.Output
     status: w.HTML
     result: Any = None
+    _chart: Any = None
     compute_s: float = 0.0
     history: list[float] = field(default_factory=list)
 
@@ -102,6 +103,7 @@ class Explorer:
         self.compute_s = time.perf_counter() - t0
         self.history.append(self.compute_s)
         table, chart = self.render(self.result)
+        self._chart = chart
         self.headline.value = _table_html(table)
         self.status.value = f"<span style='color:#777'>model call {self.compute_s * 1e3:.1f} ms</span>"
         self.chart_out.clear_output(wait=True)
@@ -111,10 +113,37 @@ class Explorer:
 
                 display(chart)
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The live widget, plus a static HTML snapshot (headline table and chart as they are now)
+        for places without a kernel, such as the static book."""
+        data = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        if isinstance(data, tuple):
+            data = data[0]
+        data = dict(data)
+        data["text/html"] = self.snapshot_html()
+        data.setdefault("text/plain", f"<explore panel: {', '.join(self.controls)}>")
+        return data
 
-        display(self.widget)
+    def snapshot_html(self) -> str:
+        """The panel's current state as static HTML (controls listed with their values)."""
+        from . import charts
+
+        settings = ", ".join(f"{getattr(c, 'description', k) or k} = {_fmt_value(c.value)}"
+                             for k, c in self.controls.items())
+        parts = [f"<div class='ipd-explore-snapshot'><p><i>Interactive in JupyterLab or the Voila dashboard "
+                 f"(<code>make explore</code>); shown here at {_escape(settings)}.</i></p>", self.headline.value]
+        if self._chart is not None:
+            parts.append(charts.embed_html(self._chart.to_dict()))
+        parts.append("</div>")
+        return "\n".join(parts)
+
+
+def _fmt_value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(map(str, v)) + "]"
+    return str(v)
 
 
 def _in_kernel() -> bool:

@@ -11,9 +11,11 @@ dense training steps) with what the inference and MoE models need:
 - ``decode_step.csv``: whole decode steps of a Llama-3-8B-shaped model (random weights, BF16,
   CUDA-graph replay), by batch size, with a KV cache of the given context.
 - ``prefill.csv``: prefill of the same model by prompt length (time to first token).
+- ``moe_decode_step.csv``: whole decode steps of a Qwen3-30B-A3B-shaped MoE (random weights,
+  BF16, learned-router top-8 of 128 experts through ``torch._grouped_mm``, CUDA-graph replay).
 - ``env.txt``: versions and device.
 
-Usage (on a machine with a CUDA GPU):  OUT=/some/dir python tools/measure_gpu.py [--quick]
+Usage (on a machine with a CUDA GPU):  OUT=/some/dir python tools/measure_gpu.py [--quick] [--moe-only]
 Each figure is the mean of repeated runs after warm-up, timed with CUDA events. Random data.
 """
 
@@ -258,9 +260,114 @@ def prefill(m):
     write("prefill.csv", rows)
 
 
+class MoEModel:
+    """A Qwen3-30B-A3B-shaped MoE decoder (random weights): 48 layers, d 2048, GQA 32/4 x 128,
+    128 experts top-8 of width 768, vocab 151,936 (Qwen3 technical report, Table 1)."""
+
+    def __init__(self, layers=48, d=2048, hq=32, hkv=4, hd=128, experts=128, top_k=8, ffn=768, vocab=151936):
+        if QUICK:
+            layers, d, hq, hkv, hd, experts, top_k, ffn, vocab = 2, 64, 4, 2, 16, 8, 2, 32, 1000
+        self.layers, self.d, self.hq, self.hkv, self.hd = layers, d, hq, hkv, hd
+        self.e, self.k, self.ffn, self.vocab = experts, top_k, ffn, vocab
+        mk = lambda *s: torch.randn(*s, device=DEV, dtype=DT) * 0.02
+        self.w = [dict(qkv=mk(d, (hq + 2 * hkv) * hd), o=mk(hq * hd, d), router=mk(d, experts),
+                       gu=mk(experts, d, 2 * ffn), dn=mk(experts, ffn, d)) for _ in range(layers)]
+        self.head = mk(d, vocab)
+
+    def params(self):
+        per = sum(v.numel() for v in self.w[0].values())
+        return per * self.layers + 2 * self.head.numel()
+
+    def active_params(self):
+        w = self.w[0]
+        per = w["qkv"].numel() + w["o"].numel() + w["router"].numel() + self.k * 3 * self.d * self.ffn
+        return per * self.layers + 2 * self.head.numel()
+
+    def moe(self, h, w):
+        b = h.shape[0]
+        logits = h @ w["router"]
+        top = torch.topk(logits.float(), self.k, dim=-1)
+        gates = torch.softmax(top.values, dim=-1).to(h.dtype).flatten()
+        flat = top.indices.flatten()
+        order = torch.argsort(flat)
+        src = order // self.k
+        counts = torch.zeros(self.e, device=h.device, dtype=torch.int32).scatter_add_(
+            0, flat.int(), torch.ones_like(flat, dtype=torch.int32))
+        offs = torch.cumsum(counts, 0).int()
+        xs = h[src]
+        gu = torch._grouped_mm(xs, w["gu"], offs=offs)
+        g, u = gu.chunk(2, dim=-1)
+        y = torch._grouped_mm((F.silu(g) * u).contiguous(), w["dn"], offs=offs) * gates[order].unsqueeze(-1)
+        return torch.zeros_like(h).index_add_(0, src, y)
+
+    def layer(self, x, w, k_cache, v_cache):
+        b = x.shape[0]
+        h = F.rms_norm(x, (self.d,))
+        q, k, v = (h @ w["qkv"]).split([self.hq * self.hd, self.hkv * self.hd, self.hkv * self.hd], dim=-1)
+        q = q.view(b, 1, self.hq, self.hd).transpose(1, 2)
+        k_cache[:, :, -1:] = k.view(b, 1, self.hkv, self.hd).transpose(1, 2)
+        v_cache[:, :, -1:] = v.view(b, 1, self.hkv, self.hd).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, k_cache, v_cache, enable_gqa=True)
+        x = x + a.transpose(1, 2).reshape(b, -1) @ w["o"]
+        return x + self.moe(F.rms_norm(x, (self.d,)), w)
+
+
+def moe_decode_step():
+    rows = []
+    torch.manual_seed(0)
+    m = MoEModel()
+    ctx = 1024 if not QUICK else 16
+    for b in ((1, 8, 32, 128, 256, 512) if not QUICK else (1, 4)):
+        try:
+            rows.append(_moe_decode_one(m, b, ctx))
+        except torch.OutOfMemoryError as ex:  # keep the rows measured so far
+            print(f"moe decode batch {b}: out of memory ({str(ex)[:80]})", flush=True)
+        if DEV.type == "cuda":
+            torch.cuda.empty_cache()
+    write("moe_decode_step.csv", rows)
+
+
+def _moe_decode_one(m, b, ctx):
+    if True:
+        kc = [torch.zeros(b, m.hkv, ctx, m.hd, device=DEV, dtype=DT) for _ in range(m.layers)]
+        vc = [torch.zeros(b, m.hkv, ctx, m.hd, device=DEV, dtype=DT) for _ in range(m.layers)]
+        x = torch.randn(b, m.d, device=DEV, dtype=DT)
+
+        def step():
+            h = x
+            for i, w in enumerate(m.w):
+                h = m.layer(h, w, kc[i], vc[i])
+            return F.rms_norm(h, (m.d,)) @ m.head
+
+        fn, graphed = step, False
+        if DEV.type == "cuda":
+            try:
+                s = torch.cuda.Stream()
+                s.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(s):
+                    for _ in range(2):
+                        step()
+                torch.cuda.current_stream().wait_stream(s)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    step()
+                fn, graphed = g.replay, True
+            except Exception as ex:  # noqa: BLE001 - record eager timing instead
+                print("moe graph capture failed:", repr(ex)[:200], flush=True)
+        sec = bench(fn, min_ms=80)
+        return dict(model="qwen3-30b-a3b-shape", batch=b, context=ctx, seconds=sec, tokens_per_s=b / sec,
+                    total_params=m.params(), active_params=m.active_params(), cuda_graph=graphed,
+                    kv_bytes=2.0 * b * m.layers * m.hkv * ctx * m.hd * 2)
+
+
 if __name__ == "__main__":
     t0 = time.time()
     env()
+    if "--moe-only" in sys.argv:
+        with torch.no_grad():
+            moe_decode_step()
+        print(f"done in {time.time() - t0:.0f} s", flush=True)
+        sys.exit(0)
     with torch.no_grad():
         grouped_gemm()
         decode_attention()
@@ -268,4 +375,6 @@ if __name__ == "__main__":
     with torch.no_grad():
         model = decode_step()
         prefill(model)
+        del model
+        moe_decode_step()
     print(f"done in {time.time() - t0:.0f} s", flush=True)
