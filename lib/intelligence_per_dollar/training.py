@@ -991,6 +991,13 @@ def decompose_ratio(model, new: str = "VR200", old: str = "GB200", precision: st
                              f"{d.message}")
         return d
 
+    return _decomposition_rows(run, a_old, a_new, old)
+
+
+def _decomposition_rows(run, a_old, a_new, old: str) -> list[dict]:
+    """Swap ``a_new``'s attribute groups (:data:`DECOMPOSITION_STEPS`) into ``a_old`` one at a
+    time, re-running ``run(accelerator) -> Deadline`` after each; each step's factor and its share
+    of log(total ratio). The remainder (everything not swapped) is the last row."""
     base = run(a_old)
     rows = [{"step": f"{old} (baseline)", "gpus": base.gpus, "mfu": base.estimate.mfu,
              "ratio_to_old": 1.0, "factor": 1.0}]
@@ -1252,21 +1259,7 @@ def decompose_ratio_regime(model, new: str = "VR200", old: str = "GB200", precis
                              f"deadline ({regime}): {d.message}")
         return d
 
-    base = run(a_old)
-    rows = [{"step": f"{old} (baseline)", "gpus": base.gpus, "mfu": base.estimate.mfu, "ratio_to_old": 1.0,
-             "factor": 1.0}]
-    acc, prev = a_old, base.gpus
-    for name, fields in DECOMPOSITION_STEPS:
-        acc = _swapped(acc, a_new, fields)
-        d = run(acc)
-        rows.append({"step": name, "gpus": d.gpus, "mfu": d.estimate.mfu, "ratio_to_old": d.gpus / base.gpus,
-                     "factor": d.gpus / prev})
-        prev = d.gpus
-    d = run(a_new)
-    rows.append({"step": "efficiency ceilings and the rest", "gpus": d.gpus, "mfu": d.estimate.mfu,
-                 "ratio_to_old": d.gpus / base.gpus, "factor": d.gpus / prev})
-    total = math.log(d.gpus / base.gpus) if d.gpus != base.gpus else float("nan")
+    rows = _decomposition_rows(run, a_old, a_new, old)
     for r in rows:
-        r["share_of_log"] = (math.log(r["factor"]) / total) if (r["factor"] != 1.0 and total == total) else 0.0
         r["regime"] = regime
     return rows
