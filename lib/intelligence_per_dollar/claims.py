@@ -1010,3 +1010,16 @@ __all__ = ["VERDICTS", "RULES", "COLUMNS", "Claim", "Verdict", "ChapterUnavailab
            "break_even_table", "lifecycle_table", "rl_gpu_hour_ratio", "serving_throughput_ratio",
            "training_tokens_per_s_per_gpu", "usd_per_mtok", "overrides", "task_kwargs", "policy_table",
            "task_cost_by_quality", "weight_sync_efficiency_range", "RL_FLEET", "relative_to_claim"]
+
+
+def ledger_view(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The ledger as the book shows it: source and section as links, conditions in the verdict.
+
+    Links are relative to the chapter pages (``nbs/``), so the opening chapter can link to them.
+    """
+    return ledger.assign(
+        link=[f'<a href="{lnk.removeprefix("nbs/")}">{sec or "chapter"}</a>'
+              for lnk, sec in zip(ledger["link"], ledger["section"])],
+        source=[f'<a href="{u}">{u.split("/")[2] if u.startswith("http") else u}</a>' for u in ledger["source"]],
+        verdict=[v + (f" {c}" if v == "supported only if" else "") for v, c in zip(ledger["verdict"], ledger["condition"])],
+    )[["claim", "source", "estimate", "verdict", "deciding_assumption", "link"]]
