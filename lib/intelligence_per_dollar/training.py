@@ -1263,3 +1263,15 @@ def decompose_ratio_regime(model, new: str = "VR200", old: str = "GB200", precis
     for r in rows:
         r["regime"] = regime
     return rows
+
+
+def format_layout(parallelism: dict | None) -> str:
+    """A parallel layout in one short line, e.g. ``TP2 PP14x6 CP16 EP128 DP512 mb1 sel Z1``."""
+    if not parallelism:
+        return "—"
+    p = parallelism
+    pp = f"PP{p.get('pp', 1)}" + (f"x{p['interleave']}" if p.get("interleave", 1) > 1 else "")
+    rc = {"none": "no-rc", "selective": "sel-rc", "partial": "part-rc", "full": "full-rc"}.get(p.get("recompute"), "")
+    return " ".join(x for x in (f"TP{p.get('tp', 1)}", pp, f"CP{p.get('cp', 1)}", f"EP{p.get('ep', 1)}",
+                                f"DP{p.get('dp', 1)}", f"mb{p.get('microbatch', 1)}", rc,
+                                f"Z{p['zero']}" if "zero" in p else "") if x)
