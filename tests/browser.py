@@ -83,3 +83,14 @@ class PageWatch:
 
 def available() -> bool:
     return os.path.exists(CHROMIUM)
+
+
+def require() -> None:
+    """Skip locally when Debian chromium is missing; in CI (CI=true) that is a failure."""
+    import pytest
+
+    if available():
+        return
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail("chromium is not installed: .ci/run must apt-get install chromium")
+    pytest.skip("Debian chromium not installed (apt-get install chromium)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -36,10 +35,6 @@ def built_report(tmp_path_factory):
     executed = out.parent / "executed"
     timings = build.build_report(out, executed_out=executed, log=lambda s: None)
     return out, executed, timings
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 @pytest.fixture(scope="session")

@@ -4,17 +4,14 @@ no failed or off-machine requests, no page errors. Saves a screenshot of each ch
 import pytest
 
 import browser
-from conftest import ROOT, in_ci
+from conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 @pytest.fixture(scope="module")
 def chromium():
-    if not browser.available():
-        if in_ci():
-            pytest.fail("chromium is not installed: .ci/run must apt-get install chromium")
-        pytest.skip("Debian chromium not installed (apt-get install chromium)")
+    browser.require()
     with browser.browser() as b:
         yield b
 

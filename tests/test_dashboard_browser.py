@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 
 import browser
-from conftest import ROOT, in_ci
+from conftest import ROOT
 from intelligence_per_dollar import dashboard, widgets_economics
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -17,10 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 @pytest.fixture(scope="module")
 def voila_url():
-    if not browser.available():
-        if in_ci():
-            pytest.fail("chromium is not installed: .ci/run must apt-get install chromium")
-        pytest.skip("Debian chromium not installed")
+    browser.require()
     port = browser.free_port()
     log = open(ROOT / "build" / "voila-test.log", "w") if (ROOT / "build").exists() else open(os.devnull, "w")
     proc = dashboard.popen(ROOT / "nbs" / "explore.ipynb", port, stdout=log, stderr=log)

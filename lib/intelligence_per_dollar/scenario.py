@@ -696,49 +696,27 @@ class Scenario:
         return {ch: dict(v) for ch, v in self.overrides.items() if v}
 
 
-def _lines(text: str) -> dict[tuple, int]:
-    """Key path -> 1-based line, from the YAML node tree (composed by the safe loader)."""
+def _yaml_index(text: str, file: str) -> tuple[dict[tuple, int], list[Problem]]:
+    """One walk of the YAML node tree (composed by the safe loader): key path -> 1-based line,
+    and the keys given twice in one mapping (``yaml.safe_load`` would silently keep the last)."""
     import yaml
 
-    out: dict[tuple, int] = {}
-
-    def walk(node, path):
-        out.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                key = k.value if isinstance(k, yaml.ScalarNode) else None
-                walk(v, path + (key,))
-                out[path + (key,)] = k.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            for i, v in enumerate(node.value):
-                walk(v, path + (i,))
-
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return out
-    if root is not None:
-        walk(root, ())
-    return out
-
-
-def _duplicates(text: str, file: str) -> list[Problem]:
-    """Keys given twice in one mapping (``yaml.safe_load`` would silently keep the last)."""
-    import yaml
-
+    lines: dict[tuple, int] = {}
     probs: list[Problem] = []
 
     def walk(node, path):
+        lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             seen: dict = {}
             for k, v in node.value:
                 key = k.value if isinstance(k, yaml.ScalarNode) else None
+                line = k.start_mark.line + 1
                 if key in seen:
                     probs.append(Problem(file, path + (key,), None,
-                                         f"key given twice (lines {seen[key]} and {k.start_mark.line + 1})",
-                                         "each key once", k.start_mark.line + 1))
-                seen[key] = k.start_mark.line + 1
+                                         f"key given twice (lines {seen[key]} and {line})", "each key once", line))
+                seen[key] = line
                 walk(v, path + (key,))
+                lines[path + (key,)] = line
         elif isinstance(node, yaml.SequenceNode):
             for i, v in enumerate(node.value):
                 walk(v, path + (i,))
@@ -746,10 +724,10 @@ def _duplicates(text: str, file: str) -> list[Problem]:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
-        return []
+        return lines, probs
     if root is not None:
         walk(root, ())
-    return probs
+    return lines, probs
 
 
 def _line_for(lines: Mapping[tuple, int], path: tuple) -> int | None:
@@ -791,8 +769,7 @@ def validate(data: Any, *, source: str = "<scenario>", chapter_list: Sequence[st
     """
     from pydantic import ValidationError
 
-    lines = _lines(_text) if _text is not None else {}
-    problems: list[Problem] = _duplicates(_text, source) if _text is not None else []
+    lines, problems = _yaml_index(_text, source) if _text is not None else ({}, [])
     if data is None:
         data = {}
     known = tuple(chapter_list) if chapter_list is not None else chapters()
