@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 
 ## Execute every chapter with papermill (default parameters) and build the HTML book in build/html
 report: $(STAMP)
-	$(PY) -m intelligence_per_dollar.build build/html
+	$(PY) -m intelligence_per_dollar.app.build build/html
 
 ## Run all the tests (unit, property, validation, notebooks, book build, browser)
 test: $(STAMP)
@@ -25,7 +25,7 @@ test: $(STAMP)
 
 ## Serve the Voila dashboard (nbs/explore.ipynb) offline on http://127.0.0.1:8866/
 explore: $(STAMP)
-	$(PY) -m intelligence_per_dollar.dashboard --port $(or $(PORT),8866)
+	$(PY) -m intelligence_per_dollar.app.dashboard --port $(or $(PORT),8866)
 
 ## Open JupyterLab on the chapters
 lab: $(STAMP)

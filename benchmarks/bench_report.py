@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from intelligence_per_dollar import build
+from intelligence_per_dollar.app import build
 
 with tempfile.TemporaryDirectory() as tmp:
     t0 = time.perf_counter()

@@ -34,7 +34,7 @@ def configs_per_second(hw="GB200", precision="fp4", gpus=72 * 512, repeats=3) ->
 def widget_ms(repeats=50) -> dict[str, float]:
     """Explore-panel compute per change after warm-up: the memoised exact search (the chapter's
     settings) and the batch-limited curve reading (other settings)."""
-    from intelligence_per_dollar import widgets_training as wt
+    from intelligence_per_dollar.views import widgets_training as wt
 
     out = {}
     training.deadline(wt._model(5e11), "VR200", "fp4", days=30.0)                     # exact, memoised

@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-from intelligence_per_dollar import economics as e
-from intelligence_per_dollar import uncertainty as u
+from intelligence_per_dollar.model import economics as e
+from intelligence_per_dollar.model import uncertainty as u
 
 def gb200_usd_per_gpu_hour(v):
     """GB200 NVL72 USD per GPU-hour, its rack price sampled from data/prices/prices.csv."""

@@ -1,6 +1,6 @@
 """Recompute latency of every explore panel: the model call behind one control change.
 
-For each ``intelligence_per_dollar.widgets_*`` module with a ``panel()`` function, builds the
+For each ``intelligence_per_dollar.views.widgets_*`` module with a ``panel()`` function, builds the
 panel, then moves each control through a few of its values and times ``compute`` (the lib call
 the panel makes on every change). Prints the median and worst per panel against the 20 ms
 target. Asserts nothing.
@@ -12,7 +12,7 @@ import statistics
 
 import ipywidgets as w
 
-import intelligence_per_dollar as ipd
+from intelligence_per_dollar import views
 
 
 def _values(ctrl):
@@ -32,8 +32,8 @@ def _values(ctrl):
     return []
 
 
-for mod in sorted(m.name for m in pkgutil.iter_modules(ipd.__path__) if m.name.startswith("widgets_")):
-    module = importlib.import_module(f"intelligence_per_dollar.{mod}")
+for mod in sorted(m.name for m in pkgutil.iter_modules(views.__path__) if m.name.startswith("widgets_")):
+    module = importlib.import_module(f"intelligence_per_dollar.views.{mod}")
     if not hasattr(module, "panel"):
         continue
     panel = module.panel()

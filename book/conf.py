@@ -3,7 +3,7 @@
 # the built pages make no request off the machine: sphinx-thebe (which points every page at a
 # CDN copy of thebe), sphinx-comments and intersphinx are left out, and MathJax is served from
 # the book's own _static folder (copied from jupyter-server-mathjax by the build).
-# Built with `python -m intelligence_per_dollar.build` (see README), which runs sphinx-build.
+# Built with `python -m intelligence_per_dollar.app.build` (see README), which runs sphinx-build.
 project = "Intelligence per Dollar"
 author = "The intelligence-per-dollar contributors"
 copyright = "2026"

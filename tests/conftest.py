@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def data_copy(tmp_path, monkeypatch):
     """A writable copy of data/ that the package reads instead (IPD_DATA); caches cleared."""
-    import intelligence_per_dollar.hardware as hw
-    import intelligence_per_dollar.measurements as ms
+    import intelligence_per_dollar.sources.hardware as hw
+    import intelligence_per_dollar.sources.measurements as ms
 
     dst = tmp_path / "data"
     shutil.copytree(ROOT / "data", dst)
@@ -29,7 +29,7 @@ def data_copy(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def built_report(tmp_path_factory):
     """Build the whole report once per test session; yields the HTML folder."""
-    from intelligence_per_dollar import build
+    from intelligence_per_dollar.app import build
 
     out = tmp_path_factory.mktemp("report") / "html"
     executed = out.parent / "executed"

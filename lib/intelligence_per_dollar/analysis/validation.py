@@ -1,0 +1,136 @@
+"""Validation of the training model against measured runs (``data/runs/training_runs.csv``).
+
+Each row is one measured case with its citation, the source's FLOP convention and the unit of
+the measured quantity. :func:`training_table` predicts each case with
+:func:`intelligence_per_dollar.model.training.estimate` (parallelism cells the source gives are fixed;
+empty cells are searched) and converts the prediction to the source's convention:
+
+* ``iteration_s``: seconds per iteration, compared directly.
+* ``tflops_per_gpu`` with ``narayanan-eq3``: the paper's per-iteration count
+  ``F = 96 B s l h^2 (1 + s/6h + V/16lh)`` (Narayanan et al. 2021, Eq. 3; it includes the
+  forward pass that full recomputation repeats) divided by the predicted iteration time and GPUs.
+* ``tokens_per_s_per_gpu``: tokens per second per GPU (no FLOP convention needed).
+
+``error`` is ``predicted / measured - 1`` (signed fraction).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+import pandas as pd
+
+from intelligence_per_dollar.sources import io
+from intelligence_per_dollar.model import training
+
+UNITS = ("iteration_s", "tflops_per_gpu", "tokens_per_s_per_gpu")
+CONVENTIONS = ("none", "narayanan-eq3")
+
+#: Software stacks named in the runs file (facts about each framework version).
+STACKS = {
+    "megatron-2021": training.MEGATRON_2021,
+    "megatron-2022-sp": replace(training.MEGATRON_2021, sequence_parallel=True),
+    "nemo-2024": replace(training.MODERN, tp_overlap=True),
+    "pytorch-eager": training.Stack(flash_attention=True, sequence_parallel=False, dp_overlap=False,
+                                    grad_bytes=2.0, grad_reduce_bytes=2.0),
+    # Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from
+    # every TP rank (no scatter/gather) and runs plain 1F1B
+    "deepspeed-2021": replace(training.MEGATRON_2021, p2p_scatter_gather=False),
+    # Megatron-Bridge / Megatron-Core 2025-26 recipes: TE, TP comm overlap, distributed optimizer,
+    # overlapped DP; MoE benchmarks force-balance routing (load factor 1)
+    "mbridge-2026": replace(training.MODERN, tp_overlap=True),
+    # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
+    # with computation, real (not force-balanced) routing: the book's central load factor
+    "deepseek-v3": replace(training.MODERN, ep_overlap=True, pipeline_schedule="dualpipe",
+                           moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+}
+
+_MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "experts", "top_k", "expert_d_ff",
+              "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank")
+_PAR_INT = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "zero")
+_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", *_MODEL_INT, "gated_ffn",
+            "tied_embeddings", "hardware", "gpus", "precision", "seq_len", "global_batch_seqs", *_PAR_INT,
+            "recompute", "stack", "measured", "unit", "flop_convention", "note")
+
+
+@functools.lru_cache(maxsize=2)
+def _runs(data_dir: str) -> tuple[dict, ...]:
+    path = io.data_path("runs", "training_runs.csv")
+    out = []
+    for row, rec in io.read_rows(path, _COLUMNS):
+        prov = io.check_provenance(path, row, rec)
+        if prov.kind != "measured":
+            raise io.DataError(f"{path}, row {row}, column 'kind': validation cases must be 'measured'")
+        model = {k: int(io.parse_float(path, row, k, rec[k], positive=True)) for k in _MODEL_INT}
+        model["gated_ffn"] = io.parse_bool(path, row, "gated_ffn", rec["gated_ffn"])
+        model["tied_embeddings"] = io.parse_bool(path, row, "tied_embeddings", rec["tied_embeddings"])
+        par = {k: int(io.parse_float(path, row, k, rec[k], positive=True)) for k in _PAR_INT if rec[k]}
+        if rec["recompute"]:
+            par["recompute"] = rec["recompute"]
+        for col, allowed in (("unit", UNITS), ("flop_convention", CONVENTIONS), ("stack", tuple(STACKS))):
+            if rec[col] not in allowed:
+                raise io.DataError(f"{path}, row {row}, column '{col}': '{rec[col]}' not in {', '.join(allowed)}")
+        out.append({"id": rec["id"], "group": rec["group"], "citation": rec["citation"], "provenance": prov,
+                    "model": model, "hardware": rec["hardware"],
+                    "gpus": int(io.parse_float(path, row, "gpus", rec["gpus"], positive=True)),
+                    "precision": rec["precision"],
+                    "seq_len": int(io.parse_float(path, row, "seq_len", rec["seq_len"], positive=True)),
+                    "global_batch_seqs": int(io.parse_float(path, row, "global_batch_seqs",
+                                                            rec["global_batch_seqs"], positive=True)),
+                    "parallelism": par, "stack": rec["stack"],
+                    "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
+                    "unit": rec["unit"], "flop_convention": rec["flop_convention"], "note": rec["note"]})
+    return tuple(out)
+
+
+def runs() -> tuple[dict, ...]:
+    """The validation cases, validated and typed."""
+    return _runs(str(io.data_dir()))
+
+
+def narayanan_flops_per_iteration(batch_seqs: float, seq_len: float, layers: float, d_model: float,
+                                  vocab: float) -> float:
+    """Narayanan et al. 2021, Eq. 3: ``96 B s l h^2 (1 + s/(6h) + V/(16 l h))`` (with recompute)."""
+    B, s, l, h, V = batch_seqs, seq_len, layers, d_model, vocab
+    return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))
+
+
+def predict(case: dict, scenario: str = "central") -> tuple[float, training.Estimate]:
+    """The model's prediction for one case, in the case's unit and FLOP convention."""
+    est = training.estimate(model=case["model"], hardware=case["hardware"], gpus=case["gpus"],
+                            precision=case["precision"], seq_len=case["seq_len"],
+                            global_batch_tokens=case["global_batch_seqs"] * case["seq_len"],
+                            parallelism=case["parallelism"], stack=STACKS[case["stack"]], scenario=scenario)
+    if case["unit"] == "iteration_s":
+        return est.step_time_s, est
+    if case["unit"] == "tokens_per_s_per_gpu":
+        return est.tokens_per_s_per_gpu, est
+    m = case["model"]
+    if case["flop_convention"] == "narayanan-eq3":
+        f = narayanan_flops_per_iteration(case["global_batch_seqs"], case["seq_len"], m["layers"], m["d_model"],
+                                          m["vocab"])
+    else:
+        f = est.model_flops_per_token * case["global_batch_seqs"] * case["seq_len"]
+    return f / est.step_time_s / case["gpus"] / 1e12, est
+
+
+def training_table(scenario: str = "central") -> pd.DataFrame:
+    """case, group, citation, unit, measured, predicted, error (signed fraction), chosen parallelism."""
+    recs = []
+    for case in runs():
+        pred, est = predict(case, scenario)
+        recs.append({"case": case["id"], "group": case["group"], "citation": case["citation"],
+                     "unit": case["unit"], "flop_convention": case["flop_convention"],
+                     "measured": case["measured"], "predicted": pred, "error": pred / case["measured"] - 1.0,
+                     "mfu": est.mfu, "parallelism": dict(est.parallelism)})
+    return pd.DataFrame.from_records(recs)
+
+
+def summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Mean, median and max |error| per group (and over all cases)."""
+    t = training_table() if table is None else table
+    a = t.assign(abs_error=t["error"].abs())
+    g = a.groupby("group")["abs_error"].agg(["count", "mean", "median", "max"])
+    g.loc["all"] = [len(a), a["abs_error"].mean(), a["abs_error"].median(), a["abs_error"].max()]
+    return g

@@ -1,0 +1,723 @@
+"""Cost of ownership, cost per successful agentic task, and the break-even rack price.
+
+Every model function here is pure and vectorised: arguments broadcast like numpy arrays (one
+call can price a million configurations), results are ``float64`` arrays (0-d for scalar
+input), and nothing reads a file. Assumptions live in ``data/assumptions/*.csv`` and reach the
+functions through :func:`assumptions` (validated, frozen records) and the caller.
+
+Conventions: money in USD, power in W, energy in kWh, time in s or named hours/years, rates per
+year, fractions in [0, 1]. A year is the Julian year, :data:`HOURS_PER_YEAR` = 8766 h.
+
+The pieces, and where each formula comes from:
+
+* :func:`capital_recovery_factor` -- the level annual payment that repays 1 USD of capital over
+  ``life_years`` at ``wacc`` (standard engineering-economics annuity; e.g. Brealey, Myers & Allen,
+  *Principles of Corporate Finance*, ch. 2; NREL's "fixed charge rate" for energy LCOE).
+* :func:`depreciation_schedule_usd` -- straight-line and declining-balance (with the usual switch
+  to straight line) accounting schedules.
+* :func:`usd_per_gpu_hour_breakdown` / :func:`usd_per_gpu_hour` -- levelised cost of a utilised
+  GPU-hour from first principles, the same build-up as SemiAnalysis's AI Cloud TCO model
+  (capital + facility + power + operations, divided by utilised hours).
+* :func:`agentic_task_cost` / :func:`cost_per_successful_task` -- k steps each succeeding with
+  probability p, so an attempt succeeds with p**k; retry policies; context growth; expected
+  cost / P(success).
+* :func:`break_even_price_usd` -- the system price at which a candidate platform costs the same
+  as a reference platform for one workload; closed form because cost is linear in price.
+* :func:`lifecycle_usd_per_success` -- train/post-train once, serve many: a campaign amortised
+  over the tasks served in the model's life.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from intelligence_per_dollar.sources import io
+
+#: Hours in a (Julian) year: 365.25 days x 24 h.
+HOURS_PER_YEAR = 8766.0
+#: Seconds in an hour.
+S_PER_HOUR = 3600.0
+#: Tokens in a million (prices are quoted per million tokens).
+TOKENS_PER_MTOK = 1.0e6
+
+#: Retry policies understood by :func:`agentic_task_cost`.
+RETRY_POLICIES = ("none", "task", "step")
+#: Capital-charge methods understood by :func:`capital_charge_usd_per_year`.
+CAPITAL_METHODS = ("annuity", "straight_line")
+#: Depreciation methods understood by :func:`depreciation_schedule_usd`.
+DEPRECIATION_METHODS = ("straight_line", "declining_balance")
+
+_ASSUMPTION_COLUMNS = ("name", "unit", "low", "central", "high", "source_url", "date_read", "kind", "note")
+
+
+# --------------------------------------------------------------------------------------------
+# argument checks: one clear ValueError naming the parameter, its value and what is allowed
+# --------------------------------------------------------------------------------------------
+
+def _arr(name: str, value, *, low: float | None = None, high: float | None = None,
+         low_open: bool = False, integer: bool = False, allow_inf: bool = False) -> np.ndarray:
+    """``value`` as a float64 array, every element finite (or +inf if ``allow_inf``) and in
+    range, else a ``ValueError`` naming the parameter, the first bad value and what is allowed."""
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter {name}={value!r} must be a number or an array of numbers") from None
+    bad = np.isnan(a) | (a == -np.inf) | ((a == np.inf) & (not allow_inf))
+    if low is not None:
+        bad |= (a <= low) if low_open else (a < low)
+    if high is not None:
+        bad |= a > high
+    if integer:
+        bad |= np.isfinite(a) & (a != np.round(a))
+    if np.any(bad):
+        first = float(a[bad].flat[0])
+        parts = []
+        if low is not None:
+            parts.append(f"{'>' if low_open else '>='} {low}")
+        if high is not None:
+            parts.append(f"<= {high}")
+        allowed = (("a " if allow_inf else "a finite ") + ("integer" if integer else "number")
+                   + (" " + " and ".join(parts) if parts else ""))
+        raise ValueError(f"parameter {name}={first!r} is not allowed; expected {allowed}")
+    return a
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"parameter {name}={value!r} is not allowed; allowed: {', '.join(allowed)}")
+    return value
+
+
+def _prob(name: str, value) -> np.ndarray:
+    return _arr(name, value, low=0.0, high=1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# cost of capital and depreciation
+# --------------------------------------------------------------------------------------------
+
+def capital_recovery_factor(wacc, life_years) -> np.ndarray:
+    """Capital recovery factor CRF = r (1+r)^n / ((1+r)^n - 1), per year.
+
+    The level annual payment that repays 1 USD invested today over ``life_years`` at the cost of
+    capital ``wacc`` (per year); the limit at r = 0 is 1/n. Textbook annuity (Brealey, Myers &
+    Allen, *Principles of Corporate Finance*, ch. 2). Example: 5 years at 10% -> 0.263797.
+    Computed as r / (1 - (1+r)^-n) with ``expm1``/``log1p`` so it stays accurate as r -> 0.
+    """
+    r = _arr("wacc", wacc, low=0.0, high=1.0)
+    n = _arr("life_years", life_years, low=0.0, low_open=True)
+    r, n = np.broadcast_arrays(r, n)
+    denom = -np.expm1(-n * np.log1p(r))          # 1 - (1+r)^-n, > 0 for r > 0
+    safe = np.where(r > 0, denom, 1.0)
+    return np.where(r > 0, r / safe, 1.0 / n)
+
+
+def annuity_factor(wacc, life_years) -> np.ndarray:
+    """Present value of 1 USD a year for ``life_years`` at ``wacc``: (1 - (1+r)^-n) / r = 1/CRF.
+
+    Example: 5 years at 10% -> 3.790787. Same source as :func:`capital_recovery_factor`.
+    """
+    return 1.0 / capital_recovery_factor(wacc, life_years)
+
+
+def capital_charge_usd_per_year(capex_usd, wacc, life_years, method: str = "annuity") -> np.ndarray:
+    """Annual cost of owning ``capex_usd`` of equipment, USD per year.
+
+    ``annuity`` (default): capex x CRF, the level charge whose present value equals the capex
+    (economic cost: depreciation plus return on capital, levelised). ``straight_line``: the
+    accounting view averaged over life: capex/n of depreciation plus ``wacc`` on the average
+    book value, capex (n+1)/(2n) (a common approximation that slightly overstates the annuity).
+    """
+    _choice("method", method, CAPITAL_METHODS)
+    capex = _arr("capex_usd", capex_usd, low=0.0)
+    if method == "annuity":
+        return capex * capital_recovery_factor(wacc, life_years)
+    r = _arr("wacc", wacc, low=0.0, high=1.0)
+    n = _arr("life_years", life_years, low=0.0, low_open=True)
+    return capex / n + r * capex * (n + 1.0) / (2.0 * n)
+
+
+def depreciation_schedule_usd(capex_usd, life_years: int, method: str = "straight_line",
+                              factor: float = 2.0, salvage_usd=0.0) -> np.ndarray:
+    """Depreciation charged in each year 1..life_years, USD; years on the last axis.
+
+    ``straight_line``: (capex - salvage)/n each year. ``declining_balance``: each year charges
+    ``factor``/n of the opening book value (factor 2 = double-declining balance), switching to
+    straight line over the remaining years when that charges more, and never depreciating below
+    salvage (the textbook method; e.g. 10,000 USD over 5 years -> 4000, 2400, 1440, 1080, 1080).
+    ``capex_usd`` and ``salvage_usd`` broadcast; ``life_years`` is one whole number of years.
+    """
+    _choice("method", method, DEPRECIATION_METHODS)
+    n = int(_arr("life_years", life_years, low=1.0, integer=True))
+    if np.ndim(life_years) != 0:
+        raise ValueError(f"parameter life_years={life_years!r} must be a single whole number of years")
+    capex = _arr("capex_usd", capex_usd, low=0.0)
+    salvage = _arr("salvage_usd", salvage_usd, low=0.0)
+    if np.any(salvage > capex):
+        raise ValueError(f"parameter salvage_usd={salvage_usd!r} is not allowed; expected <= capex_usd")
+    capex, salvage = np.broadcast_arrays(capex, salvage)
+    if method == "straight_line":
+        return np.repeat(((capex - salvage) / n)[..., None], n, axis=-1)
+    f = float(_arr("factor", factor, low=0.0, low_open=True))
+    book = capex.astype(float).copy()
+    out = np.empty(capex.shape + (n,))
+    for t in range(n):
+        remaining = book - salvage
+        charge = np.maximum(book * f / n, remaining / (n - t))
+        charge = np.minimum(charge, remaining)
+        out[..., t] = charge
+        book = book - charge
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# $/GPU-hour from first principles
+# --------------------------------------------------------------------------------------------
+
+def usd_per_gpu_hour_breakdown(system_price_usd_per_gpu, all_in_power_w_per_gpu, *,
+                               networking_capex_fraction, storage_capex_fraction,
+                               facility_capex_usd_per_w, facility_life_years,
+                               useful_life_years, wacc, pue, electricity_usd_per_kwh,
+                               operations_fraction_of_capex_per_year, utilisation,
+                               colocation_usd_per_kw_month=0.0, average_power_fraction=1.0,
+                               capital_method: str = "annuity") -> dict[str, np.ndarray]:
+    """Levelised cost of one *utilised* GPU-hour, split into its parts (USD per GPU-hour).
+
+    Per GPU and per year (the build-up of SemiAnalysis's AI Cloud TCO model, from first
+    principles):
+
+    * ``it_capital``: IT capex = system price per GPU x (1 + networking + storage fractions),
+      charged by :func:`capital_charge_usd_per_year` over ``useful_life_years`` at ``wacc``;
+    * ``facility_capital``: facility build-out ``facility_capex_usd_per_w`` x all-in IT watts,
+      charged over ``facility_life_years`` at ``wacc`` (set it to 0 when renting colocation);
+    * ``colocation``: rent, ``colocation_usd_per_kw_month`` x IT kW x 12 (0 when owning);
+    * ``power``: IT kW x ``average_power_fraction`` x PUE x 8766 h x USD/kWh;
+    * ``operations``: ``operations_fraction_of_capex_per_year`` x IT capex.
+
+    Each is divided by the utilised hours, 8766 h x ``utilisation``. ``system_price_usd_per_gpu``
+    is a rack price / GPUs per rack (or a server price / 8); ``all_in_power_w_per_gpu`` includes
+    the GPU's share of host CPU, NICs and switches. Returns a dict of arrays (same broadcast
+    shape) with a ``total`` key; ``pandas.DataFrame(result)`` gives a chart-ready table.
+    """
+    price = _arr("system_price_usd_per_gpu", system_price_usd_per_gpu, low=0.0)
+    power_w = _arr("all_in_power_w_per_gpu", all_in_power_w_per_gpu, low=0.0)
+    net = _arr("networking_capex_fraction", networking_capex_fraction, low=0.0)
+    sto = _arr("storage_capex_fraction", storage_capex_fraction, low=0.0)
+    fac = _arr("facility_capex_usd_per_w", facility_capex_usd_per_w, low=0.0)
+    pue_ = _arr("pue", pue, low=1.0)
+    kwh = _arr("electricity_usd_per_kwh", electricity_usd_per_kwh, low=0.0)
+    ops = _arr("operations_fraction_of_capex_per_year", operations_fraction_of_capex_per_year, low=0.0)
+    util = _arr("utilisation", utilisation, low=0.0, high=1.0, low_open=True)
+    colo = _arr("colocation_usd_per_kw_month", colocation_usd_per_kw_month, low=0.0)
+    load = _arr("average_power_fraction", average_power_fraction, low=0.0, high=1.0)
+    _arr("wacc", wacc, low=0.0, high=1.0)
+    _arr("useful_life_years", useful_life_years, low=0.0, low_open=True)
+    _arr("facility_life_years", facility_life_years, low=0.0, low_open=True)
+
+    it_capex = price * (1.0 + net + sto)
+    kw = power_w / 1000.0
+    per_year = {
+        "it_capital": capital_charge_usd_per_year(it_capex, wacc, useful_life_years, capital_method),
+        "facility_capital": capital_charge_usd_per_year(fac * power_w, wacc, facility_life_years,
+                                                        capital_method),
+        "colocation": colo * kw * 12.0,
+        "power": kw * load * pue_ * HOURS_PER_YEAR * kwh,
+        "operations": ops * it_capex,
+    }
+    hours = HOURS_PER_YEAR * util
+    shape = np.broadcast_shapes(*(np.shape(v) for v in per_year.values()), np.shape(hours))
+    out = {k: np.broadcast_to(v / hours, shape).astype(float) for k, v in per_year.items()}
+    out["total"] = sum(out.values())
+    return out
+
+
+def usd_per_gpu_hour(system_price_usd_per_gpu, all_in_power_w_per_gpu, **cost) -> np.ndarray:
+    """Total levelised USD per utilised GPU-hour; see :func:`usd_per_gpu_hour_breakdown`."""
+    return usd_per_gpu_hour_breakdown(system_price_usd_per_gpu, all_in_power_w_per_gpu, **cost)["total"]
+
+
+#: Names in ``data/assumptions/economics.csv`` that map one-to-one onto cost keyword arguments.
+COST_ASSUMPTIONS = ("networking_capex_fraction", "storage_capex_fraction", "facility_capex_usd_per_w",
+                    "facility_life_years", "useful_life_years", "wacc", "pue",
+                    "electricity_usd_per_kwh", "operations_fraction_of_capex_per_year", "utilisation")
+
+
+def cost_kwargs(values: Mapping[str, object], platform: str | None = None) -> dict[str, object]:
+    """Keyword arguments for :func:`usd_per_gpu_hour` from a mapping of assumption values.
+
+    ``values`` maps assumption names to numbers or arrays (e.g. :func:`centrals` or a Monte Carlo
+    sample). With ``platform`` (e.g. ``"GB200"``) it also sets ``all_in_power_w_per_gpu`` from
+    ``all_in_power_w_per_gpu_<platform>``.
+    """
+    missing = [k for k in COST_ASSUMPTIONS if k not in values]
+    if missing:
+        raise ValueError(f"parameter values is missing assumption(s) {', '.join(missing)}")
+    out = {k: values[k] for k in COST_ASSUMPTIONS}
+    if platform is not None:
+        key = f"all_in_power_w_per_gpu_{platform}"
+        if key not in values:
+            known = sorted(k.removeprefix("all_in_power_w_per_gpu_") for k in values
+                           if k.startswith("all_in_power_w_per_gpu_"))
+            raise ValueError(f"parameter platform={platform!r} has no power assumption; known: {', '.join(known)}")
+        out["all_in_power_w_per_gpu"] = values[key]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# break-even price
+# --------------------------------------------------------------------------------------------
+
+def break_even_price_usd(reference_usd_per_gpu_hour, gpu_hour_ratio, gpus_per_system,
+                         all_in_power_w_per_gpu, **cost) -> np.ndarray:
+    """System (rack) price at which a candidate platform costs the same as a reference for a workload.
+
+    The workload needs H_ref GPU-hours on the reference (e.g. GB200 NVL72) and
+    H_cand = H_ref / ``gpu_hour_ratio`` on the candidate (e.g. Vera Rubin NVL72; NVIDIA's claim
+    of 1/4 the GPUs for the same month is a ratio of 4; for serving, the ratio of tokens/s per
+    GPU). The candidate's cost per GPU-hour is linear in its price per GPU,
+    c(P) = c0 + c1 P (:func:`usd_per_gpu_hour` at prices 0 and 1 gives c0 and c1), so equal
+    workload cost H_ref c_ref = H_cand c(P) solves in closed form:
+
+        P_system = gpus_per_system x (gpu_hour_ratio x c_ref - c0) / c1.
+
+    Rises linearly with ``gpu_hour_ratio`` (the candidate's efficiency). A negative result means
+    the candidate's non-capital costs alone exceed the reference: no price breaks even.
+    ``**cost`` are the candidate's keyword arguments of :func:`usd_per_gpu_hour`.
+    """
+    ref = _arr("reference_usd_per_gpu_hour", reference_usd_per_gpu_hour, low=0.0)
+    ratio = _arr("gpu_hour_ratio", gpu_hour_ratio, low=0.0, low_open=True)
+    gps = _arr("gpus_per_system", gpus_per_system, low=0.0, low_open=True)
+    c0 = usd_per_gpu_hour(0.0, all_in_power_w_per_gpu, **cost)
+    c1 = usd_per_gpu_hour(1.0, all_in_power_w_per_gpu, **cost) - c0
+    return gps * (ratio * ref - c0) / c1
+
+
+def workload_cost_usd(gpu_hours, usd_per_gpu_hour_) -> np.ndarray:
+    """Cost of a workload, USD: GPU-hours x USD per GPU-hour."""
+    return _arr("gpu_hours", gpu_hours, low=0.0) * _arr("usd_per_gpu_hour", usd_per_gpu_hour_, low=0.0)
+
+
+def campaign_cost_usd(gpus, duration_s, usd_per_gpu_hour_) -> np.ndarray:
+    """Cost of a training or post-training campaign, USD: GPUs x duration (s -> h) x USD/GPU-hour."""
+    gpus_ = _arr("gpus", gpus, low=0.0)
+    dur = _arr("duration_s", duration_s, low=0.0)
+    return workload_cost_usd(gpus_ * dur / S_PER_HOUR, usd_per_gpu_hour_)
+
+
+# --------------------------------------------------------------------------------------------
+# cost per successful agentic task
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskCost:
+    """Expected economics of one agentic task under a retry policy (arrays broadcast together).
+
+    ``success_probability``: P(the task ends in success) after retries.
+    ``usd_per_task``: expected spend per task started (successes and failures).
+    ``usd_per_success``: expected spend per successful task (inf where success is impossible).
+    ``input_tokens_per_task`` / ``output_tokens_per_task``: expected tokens per task started.
+    """
+
+    success_probability: np.ndarray
+    usd_per_task: np.ndarray
+    usd_per_success: np.ndarray
+    input_tokens_per_task: np.ndarray
+    output_tokens_per_task: np.ndarray
+
+
+def agentic_task_cost(step_success_probability, steps, *, prefix_tokens, output_tokens_per_step,
+                      tool_result_tokens_per_step, input_usd_per_mtok, output_usd_per_mtok,
+                      context_retention_fraction=1.0, retry_policy: str = "none", max_retries=0,
+                      detect_failures: bool = False, tool_usd_per_step=0.0) -> TaskCost:
+    """Expected cost of an agentic task of k steps (tool calls), each succeeding with probability p.
+
+    Steps fail independently, so one pass succeeds with q = p**k. Step i (1-based) reads
+    ``prefix_tokens + retention x (i-1) x (output + tool_result)`` input tokens (context growth:
+    each step appends its output and the tool's result) and writes ``output_tokens_per_step``;
+    it costs tokens x price / 1e6 plus ``tool_usd_per_step`` (e.g. sandbox CPU). Policies:
+
+    * ``none``: one attempt. Without ``detect_failures`` every step runs and failure is only
+      found at the end (by tests) -- the "expensive failure"; with it the attempt stops at the
+      first failed step (step i runs with probability p**(i-1)).
+    * ``task``: retry the whole task, up to ``max_retries`` extra attempts (``max_retries`` + 1
+      in all). P(success) = 1 - (1-q)**A; expected attempts (1 - (1-q)**A)/q. Cost per success
+      equals one attempt's cost / q whatever A: retries raise the success rate, not the price.
+    * ``step``: the seed's "reliable rollback": a failed step is detected, rolled back (its
+      tokens are not kept) and retried up to ``max_retries`` times; a step passes with
+      s = 1 - (1-p)**(r+1) after s/p tries on average; the task fails when a step runs out.
+
+    Expected cost per success = expected cost per task / P(success) (inf when P = 0, never NaN).
+    It never falls as p falls: every term grows as p shrinks (see the tests).
+    """
+    p = _prob("step_success_probability", step_success_probability)
+    k = _arr("steps", steps, low=1.0, integer=True)
+    prefix = _arr("prefix_tokens", prefix_tokens, low=0.0)
+    out_tok = _arr("output_tokens_per_step", output_tokens_per_step, low=0.0)
+    tool_tok = _arr("tool_result_tokens_per_step", tool_result_tokens_per_step, low=0.0)
+    keep = _prob("context_retention_fraction", context_retention_fraction)
+    in_price = _arr("input_usd_per_mtok", input_usd_per_mtok, low=0.0)
+    out_price = _arr("output_usd_per_mtok", output_usd_per_mtok, low=0.0)
+    tool_usd = _arr("tool_usd_per_step", tool_usd_per_step, low=0.0)
+    _choice("retry_policy", retry_policy, RETRY_POLICIES)
+    r = _arr("max_retries", max_retries, low=0.0, integer=True)
+
+    shape = np.broadcast_shapes(p.shape, k.shape, prefix.shape, out_tok.shape, tool_tok.shape,
+                                keep.shape, in_price.shape, out_price.shape, tool_usd.shape, r.shape)
+    k_max = int(np.max(k)) if k.size else 1
+    j = np.arange(k_max, dtype=float)                       # j = i - 1, on a new last axis
+    active = j < k[..., None]
+    in_tok = prefix[..., None] + keep[..., None] * j * (out_tok + tool_tok)[..., None]
+    step_out = np.broadcast_to(out_tok[..., None], np.broadcast_shapes(out_tok.shape + (1,), j.shape))
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if retry_policy == "step":
+            tries_total = r + 1.0
+            fail_all = np.power(1.0 - p, tries_total)
+            s = 1.0 - fail_all                                  # P(step passes within r+1 tries)
+            tries = np.where(p > 0, s / np.where(p > 0, p, 1.0), tries_total)
+            reach = np.power(s[..., None], j)                  # P(step i is reached)
+            weight = reach * tries[..., None]
+            success = np.power(s, k)
+            attempts = np.ones(shape)
+        else:
+            q = np.power(p, k)
+            if detect_failures:
+                weight = np.power(p[..., None], j)
+            else:
+                weight = np.ones(p.shape + (1,))
+            if retry_policy == "task":
+                A = r + 1.0
+                fail = np.power(1.0 - q, A)
+                success = 1.0 - fail
+                attempts = np.where(q > 0, success / np.where(q > 0, q, 1.0), A)
+            else:
+                success = q
+                attempts = np.ones(shape)
+        w = np.where(active, weight, 0.0)
+        in_per_pass = np.sum(w * in_tok, axis=-1)
+        out_per_pass = np.sum(w * step_out, axis=-1)
+        calls_per_pass = np.sum(w, axis=-1)
+        in_tokens = in_per_pass * attempts
+        out_tokens = out_per_pass * attempts
+        usd = (in_tokens * in_price + out_tokens * out_price) / TOKENS_PER_MTOK \
+            + calls_per_pass * attempts * tool_usd
+        success = np.broadcast_to(success, shape)
+        usd = np.broadcast_to(usd, shape)
+        per_success = np.where(success > 0, usd / np.where(success > 0, success, 1.0), np.inf)
+        # A task with zero cost that can succeed costs zero per success (0/q), never NaN.
+        per_success = np.where((usd == 0) & (success > 0), 0.0, per_success)
+    return TaskCost(success_probability=np.array(success, dtype=float),
+                    usd_per_task=np.array(usd, dtype=float),
+                    usd_per_success=np.array(per_success, dtype=float),
+                    input_tokens_per_task=np.array(np.broadcast_to(in_tokens, shape), dtype=float),
+                    output_tokens_per_task=np.array(np.broadcast_to(out_tokens, shape), dtype=float))
+
+
+def cost_per_successful_task(step_success_probability, steps, **task) -> np.ndarray:
+    """Expected USD per successful task; see :func:`agentic_task_cost` for the model."""
+    return agentic_task_cost(step_success_probability, steps, **task).usd_per_success
+
+
+def successful_tasks_per_usd(usd_per_success) -> np.ndarray:
+    """Intelligence per dollar as the book defines it: successful tasks per USD (1 / cost per success)."""
+    c = _arr("usd_per_success", usd_per_success, low=0.0, allow_inf=True)
+    with np.errstate(divide="ignore"):
+        return np.where(c > 0, 1.0 / np.where(c > 0, c, 1.0), np.inf)
+
+
+def implied_step_success_probability(task_success_probability, steps) -> np.ndarray:
+    """Per-step reliability p that gives a task success rate P over k independent steps: P**(1/k)."""
+    P = _prob("task_success_probability", task_success_probability)
+    k = _arr("steps", steps, low=1.0, integer=True)
+    return np.power(P, 1.0 / k)
+
+
+# --------------------------------------------------------------------------------------------
+# lifecycle: train once, post-train, serve
+# --------------------------------------------------------------------------------------------
+
+def lifecycle_usd_per_success(serving_usd_per_success, campaign_usd, lifetime_tasks_served,
+                              success_probability) -> np.ndarray:
+    """USD per successful task with the model's training/post-training campaign amortised in.
+
+    serving cost per success + campaign / (tasks served x P(success per task)): the campaign is
+    spread over the successes the model delivers in its life. Inf if no task can succeed.
+    """
+    serve = _arr("serving_usd_per_success", serving_usd_per_success, low=0.0, allow_inf=True)
+    camp = _arr("campaign_usd", campaign_usd, low=0.0)
+    tasks = _arr("lifetime_tasks_served", lifetime_tasks_served, low=0.0, low_open=True)
+    P = _prob("success_probability", success_probability)
+    successes = tasks * P
+    with np.errstate(divide="ignore", invalid="ignore"):
+        amortised = np.where(successes > 0, camp / np.where(successes > 0, successes, 1.0),
+                             np.where(camp > 0, np.inf, 0.0))
+    return serve + amortised
+
+
+# --------------------------------------------------------------------------------------------
+# platforms: a system in the hardware catalogue priced with the assumption values
+# --------------------------------------------------------------------------------------------
+
+def price_key(system: str) -> str:
+    """Name of a system's price in ``data/prices/prices.csv`` records: ``"<system>.system_price_usd"``."""
+    return f"{system}.system_price_usd"
+
+
+def platform(system: str) -> tuple[str, int]:
+    """``(accelerator id, GPUs per system)`` of a system in the hardware catalogue (e.g. ``"GB200-NVL72"``)."""
+    from intelligence_per_dollar.sources import hardware
+
+    s = hardware.get_system(system)
+    return s.accelerator, int(s.gpus)
+
+
+def platform_cost_kwargs(values: Mapping[str, object], system: str,
+                         system_price_usd=None) -> dict[str, object]:
+    """Positional and keyword arguments of :func:`usd_per_gpu_hour_breakdown` for one system.
+
+    The price per GPU is the system price (``system_price_usd``, else ``values[price_key(system)]``)
+    over its GPUs; the all-in power is ``values["all_in_power_w_per_gpu_<accelerator>"]``.
+    Returns a dict with ``system_price_usd_per_gpu`` plus :func:`cost_kwargs`.
+    """
+    acc, gpus = platform(system)
+    if system_price_usd is None:
+        key = price_key(system)
+        if key not in values:
+            known = sorted(k.removesuffix(".system_price_usd") for k in values if k.endswith(".system_price_usd"))
+            raise ValueError(f"parameter system={system!r} has no price in the values; known: {', '.join(known)}")
+        system_price_usd = values[key]
+    price = _arr("system_price_usd", system_price_usd, low=0.0)
+    out = {"system_price_usd_per_gpu": price / gpus}
+    out.update(cost_kwargs(values, acc))
+    return out
+
+
+def platform_usd_per_gpu_hour(values: Mapping[str, object], system: str, system_price_usd=None,
+                              breakdown: bool = False):
+    """USD per utilised GPU-hour of ``system`` (or its breakdown dict); see :func:`platform_cost_kwargs`."""
+    kw = platform_cost_kwargs(values, system, system_price_usd)
+    price = kw.pop("system_price_usd_per_gpu")
+    power = kw.pop("all_in_power_w_per_gpu")
+    b = usd_per_gpu_hour_breakdown(price, power, **kw)
+    return b if breakdown else b["total"]
+
+
+def platform_break_even_price_usd(values: Mapping[str, object], candidate: str, reference: str,
+                                  gpu_hour_ratio) -> np.ndarray:
+    """Candidate system price at which a workload costs the same as on the reference system.
+
+    The reference is priced at ``values[price_key(reference)]``; ``gpu_hour_ratio`` is the
+    reference's GPU-hours over the candidate's for the same work (see
+    :func:`break_even_price_usd`, which holds the formula).
+    """
+    ref = platform_usd_per_gpu_hour(values, reference)
+    acc, gpus = platform(candidate)
+    kw = cost_kwargs(values, acc)
+    power = kw.pop("all_in_power_w_per_gpu")
+    return break_even_price_usd(ref, gpu_hour_ratio, gpus, power, **kw)
+
+
+def buildup_table(values: Mapping[str, object], systems) -> "pd.DataFrame":
+    """Long table of the $/GPU-hour build-up: one row per (system, component), central values."""
+    import pandas as pd
+
+    rows = []
+    for sys_ in systems:
+        b = platform_usd_per_gpu_hour(values, sys_, breakdown=True)
+        for comp in BUILDUP_COMPONENTS:
+            rows.append({"system": sys_, "component": comp, "usd_per_gpu_hour": float(b[comp])})
+    return pd.DataFrame(rows)
+
+
+def market_table(records: Mapping[str, Assumption], systems) -> "pd.DataFrame":
+    """Market $/GPU-hour beside the build-up: rental rates and SemiAnalysis's owner TCO per system.
+
+    Reads the ``<accelerator>.rental_usd_per_gpu_hour`` and ``<accelerator>.tco_usd_per_gpu_hour``
+    records of ``data/prices/prices.csv`` (passed in as ``records``); systems without one are
+    skipped. Columns: system, kind, low, central, high, source_url.
+    """
+    import pandas as pd
+
+    rows = []
+    for sys_ in systems:
+        acc, _ = platform(sys_)
+        for field_, kind in (("rental_usd_per_gpu_hour", "rental (on-demand)"),
+                             ("tco_usd_per_gpu_hour", "owner TCO (SemiAnalysis)")):
+            a = records.get(f"{acc}.{field_}")
+            if a is not None:
+                rows.append({"system": sys_, "kind": kind, "low": a.low, "central": a.central, "high": a.high,
+                             "source_url": a.provenance.source_url})
+    return pd.DataFrame(rows, columns=["system", "kind", "low", "central", "high", "source_url"])
+
+
+def reliability_curves(p_grid, steps, *, series_label: str = "k = {k} steps", **task) -> "pd.DataFrame":
+    """Long table of cost per successful task against per-step reliability, one series per k.
+
+    ``task``: keyword arguments of :func:`agentic_task_cost` (tokens, prices, retry policy).
+    Columns: series, steps, p, usd_per_success, success_probability.
+    """
+    import pandas as pd
+
+    p = _prob("p_grid", p_grid).ravel()
+    ks = _arr("steps", steps, low=1.0, integer=True).ravel()
+    tc = agentic_task_cost(p[None, :], ks[:, None], **task)
+    frames = []
+    for i, k in enumerate(ks):
+        frames.append(pd.DataFrame({"series": series_label.format(k=int(k)), "steps": int(k), "p": p,
+                                    "usd_per_success": tc.usd_per_success[i],
+                                    "success_probability": tc.success_probability[i]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+#: Components of :func:`usd_per_gpu_hour_breakdown`, in stacking order.
+BUILDUP_COMPONENTS = ("it_capital", "facility_capital", "colocation", "power", "operations")
+
+
+# --------------------------------------------------------------------------------------------
+# loaders (the only functions here that touch files)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Assumption:
+    """One ranged assumption: low <= central <= high, in ``unit``, with where it comes from."""
+
+    name: str
+    unit: str
+    low: float
+    central: float
+    high: float
+    provenance: io.Provenance
+    row: int = 0
+
+    @property
+    def spread(self) -> float:
+        """high - low."""
+        return self.high - self.low
+
+
+def parse_ranges(path: Path, id_columns: tuple[str, ...] = ("name",)) -> Mapping[str, Assumption]:
+    """Read and validate a low/central/high file; keys join ``id_columns`` with '.'.
+
+    Files with a ``used`` column (sources that disagree, as in ``data/prices/prices.csv``) keep
+    every source as a row; only the ``used=true`` row of each key is returned, and a key with two
+    used rows is an error (reported as a duplicate).
+
+    Each problem raises :class:`io.DataError` naming the file, row and column: a missing column,
+    an empty or duplicate name, a value that is not a finite number, low > central or
+    central > high, or bad provenance.
+    """
+    path = Path(path)
+    required = tuple(id_columns) + tuple(c for c in _ASSUMPTION_COLUMNS if c not in ("name", "unit"))
+    rows = io.read_rows(path, required)
+    out: dict[str, Assumption] = {}
+    for row, rec in rows:
+        parts = []
+        for col in id_columns:
+            v = rec.get(col, "")
+            if not v:
+                raise io.DataError(f"{path}, row {row}, column '{col}': empty")
+            parts.append(v)
+        name = ".".join(parts)
+        if "used" in rec and not io.parse_bool(path, row, "used", rec["used"]):
+            continue  # an alternative source kept for the record; the used row is the book's value
+        if name in out:
+            raise io.DataError(f"{path}, row {row}, column '{id_columns[0]}': duplicate name '{name}' "
+                               f"(first at row {out[name].row})")
+        vals = {c: io.parse_float(path, row, c, rec[c]) for c in ("low", "central", "high")}
+        if vals["low"] > vals["central"]:
+            raise io.DataError(f"{path}, row {row}, column 'low': low {vals['low']!r} > central "
+                               f"{vals['central']!r}; expected low <= central <= high")
+        if vals["central"] > vals["high"]:
+            raise io.DataError(f"{path}, row {row}, column 'high': high {vals['high']!r} < central "
+                               f"{vals['central']!r}; expected low <= central <= high")
+        prov = io.check_provenance(path, row, rec)
+        out[name] = Assumption(name, rec.get("unit", ""), vals["low"], vals["central"], vals["high"],
+                               prov, row)
+    return MappingProxyType(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached(data_dir: str, parts: tuple[str, ...], id_columns: tuple[str, ...]) -> Mapping[str, Assumption]:
+    return parse_ranges(io.data_path(*parts), id_columns)
+
+
+def assumptions(filename: str = "economics.csv") -> Mapping[str, Assumption]:
+    """The assumptions in ``data/assumptions/<filename>`` as frozen records keyed by name."""
+    return _cached(str(io.data_dir()), ("assumptions", filename), ("name",))
+
+
+def task_assumptions() -> Mapping[str, Assumption]:
+    """``data/assumptions/tasks.csv``: per-step reliability, steps, tokens, retries, lifetime tasks."""
+    return assumptions("tasks.csv")
+
+
+def prices() -> Mapping[str, Assumption]:
+    """``data/prices/prices.csv`` as records keyed ``"<item>.<field>"`` (e.g. rack capex, rental)."""
+    return _cached(str(io.data_dir()), ("prices", "prices.csv"), ("item", "field"))
+
+
+def centrals(records: Mapping[str, Assumption]) -> dict[str, float]:
+    """``{name: central}`` for a set of records (the deterministic, central case)."""
+    return {k: a.central for k, a in records.items()}
+
+
+def book_assumptions() -> dict[str, Assumption]:
+    """Every ranged input of chapter 4 in one mapping: economics, tasks and the used prices."""
+    return {**assumptions(), **task_assumptions(), **prices()}
+
+
+def with_overrides(records: Mapping[str, Assumption],
+                   overrides: Mapping[str, object] | None) -> dict[str, Assumption]:
+    """A copy of ``records`` with some assumptions replaced.
+
+    Each override is a number (the assumption becomes that fixed value: low = central = high),
+    a ``(low, central, high)`` triple, or an :class:`Assumption`. Unknown names and triples that
+    are not ordered raise ``ValueError``.
+    """
+    out = dict(records)
+    for name, v in dict(overrides or {}).items():
+        if name not in out:
+            raise ValueError(f"parameter assumption_overrides names unknown assumption {name!r}; "
+                             f"known: {', '.join(sorted(out))}")
+        a = out[name]
+        if isinstance(v, Assumption):
+            out[name] = v
+            continue
+        if isinstance(v, (tuple, list)):
+            if len(v) != 3:
+                raise ValueError(f"parameter assumption_overrides[{name!r}]={v!r} must be a number or "
+                                 f"a (low, central, high) triple")
+            lo, c, hi = (float(_arr(f"assumption_overrides[{name!r}]", x)) for x in v)
+        else:
+            lo = c = hi = float(_arr(f"assumption_overrides[{name!r}]", v))
+        if not lo <= c <= hi:
+            raise ValueError(f"parameter assumption_overrides[{name!r}]={v!r} is not allowed; "
+                             f"expected low <= central <= high")
+        out[name] = Assumption(name, a.unit, lo, c, hi,
+                               io.Provenance(a.provenance.source_url, a.provenance.date_read, a.provenance.kind,
+                                             "overridden by the caller"), a.row)
+    return out
+
+
+def clear_cache() -> None:
+    """Forget loaded files (after editing ``data/`` in a running session)."""
+    _cached.cache_clear()
+
+
+__all__ = [
+    "HOURS_PER_YEAR", "RETRY_POLICIES", "Assumption", "TaskCost", "capital_recovery_factor",
+    "annuity_factor", "capital_charge_usd_per_year", "depreciation_schedule_usd",
+    "usd_per_gpu_hour_breakdown", "usd_per_gpu_hour", "cost_kwargs", "break_even_price_usd",
+    "workload_cost_usd", "campaign_cost_usd", "agentic_task_cost", "cost_per_successful_task",
+    "successful_tasks_per_usd", "implied_step_success_probability", "lifecycle_usd_per_success",
+    "parse_ranges", "assumptions", "task_assumptions", "prices", "centrals", "clear_cache",
+    "price_key", "platform", "platform_cost_kwargs", "platform_usd_per_gpu_hour",
+    "platform_break_even_price_usd", "buildup_table", "market_table", "reliability_curves", "BUILDUP_COMPONENTS", "book_assumptions",
+    "with_overrides",
+]

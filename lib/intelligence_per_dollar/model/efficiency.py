@@ -1,0 +1,206 @@
+"""Efficiency *curves* (not constants): the time a kernel takes on an accelerator.
+
+Three kinds of kernel cover a transformer step:
+
+* **GEMM** ``(m, k) x (k, n)``: a roofline (Williams, Waterman & Patterson 2009) with a per-kernel
+  overhead,
+
+      t = max(2 m n k / (peak x f_gemm),  bytes / (hbm_bytes_per_s x f_hbm)) + t_kernel
+
+  where ``f_gemm`` is the *sustained* fraction of the dense peak that large GEMMs reach
+  (burst MAMF fraction x power-throttle factor: a GPU at its power cap lowers its clocks) and
+  ``t_kernel`` the fixed launch/ramp/tail time. The efficiency ``2mnk / (t x peak)`` therefore
+  rises with size and saturates at ``f_gemm``; skinny shapes fall on the memory roof.
+* **Flash attention**: rate ``peak x f_attn x s / (s + s_half)`` (saturating in sequence length).
+* **Memory-bound** elementwise work (norms, activations, optimizer): ``bytes / (bw x f_hbm)``.
+
+Calibration: H200-family ceilings are fitted to ``data/measurements/h200-2026-11-29`` (GEMM,
+attention, HBM and the sustained-power run). Other accelerators transfer through the rows of
+``data/efficiency/ceilings.csv`` (published MAMF measurements where they exist, stated
+assumptions with low/central/high where they don't). All functions take numpy arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from intelligence_per_dollar.sources import hardware, io, measurements
+
+SCENARIOS = ("low", "central", "high")
+QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8", "precision_ratio_fp4",
+              "kernel_overhead_s", "hbm_fraction", "attention_fraction_bf16", "attention_seq_half",
+              "scaleup_efficiency", "scaleup_latency_s", "scaleout_efficiency", "scaleout_latency_s",
+              "elementwise_traffic_fwd", "elementwise_traffic_bwd", "memory_usable_fraction")
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Calibrated ceilings of one accelerator under one scenario (all fractions of datasheet)."""
+
+    accelerator: str
+    scenario: str
+    gemm_burst_fraction_bf16: float
+    power_throttle: float
+    precision_ratio_fp8: float
+    precision_ratio_fp4: float
+    kernel_overhead_s: float
+    hbm_fraction: float
+    attention_fraction_bf16: float
+    attention_seq_half: float
+    scaleup_efficiency: float
+    scaleup_latency_s: float
+    scaleout_efficiency: float
+    scaleout_latency_s: float
+    elementwise_traffic_fwd: float
+    elementwise_traffic_bwd: float
+    memory_usable_fraction: float
+
+    def gemm_fraction(self, precision: str) -> float:
+        """Sustained large-GEMM fraction of the dense peak of ``precision``."""
+        base = self.gemm_burst_fraction_bf16 * self.power_throttle
+        if precision == "bf16":
+            return base
+        if precision == "fp8":
+            return base * self.precision_ratio_fp8
+        if precision == "fp4":
+            return base * self.precision_ratio_fp4
+        raise ValueError(f"precision={precision!r} has no GEMM ceiling; allowed: bf16, fp8, fp4")
+
+    def attention_fraction(self) -> float:
+        """Sustained long-sequence flash-attention fraction of the BF16 dense peak."""
+        return self.attention_fraction_bf16 * self.power_throttle
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading and calibration (the only I/O; cached)
+# ---------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4)
+def _rows(data_dir: str) -> tuple[dict, ...]:
+    path = io.data_path("efficiency", "ceilings.csv")
+    out = []
+    for row, rec in io.read_rows(path, ["accelerator", "quantity", "low", "central", "high", "calibration_run",
+                                        "source_url", "date_read", "kind", "note"]):
+        prov = io.check_provenance(path, row, rec)
+        if rec["quantity"] not in QUANTITIES:
+            raise io.DataError(f"{path}, row {row}, column 'quantity': unknown '{rec['quantity']}'; "
+                               f"allowed: {', '.join(QUANTITIES)}")
+        vals = {s: io.parse_float(path, row, s, rec[s], positive=True, allow_zero=False) for s in SCENARIOS}
+        if not vals["low"] <= vals["central"] <= vals["high"]:
+            raise io.DataError(f"{path}, row {row}: low <= central <= high is violated ({vals})")
+        out.append({"accelerator": rec["accelerator"], "quantity": rec["quantity"], **vals,
+                    "calibration_run": rec["calibration_run"], "provenance": prov})
+    return tuple(out)
+
+
+def _fit_attention(df) -> tuple[float, float]:
+    """Least-squares fit of rate = e_max * s / (s + s_half) to measured fwd+bwd attention rates."""
+    s = df["seq"].to_numpy(float)
+    r = df["fwdbwd_flop_per_s"].to_numpy(float)
+    best = None
+    for s_half in np.linspace(10, 5000, 500):
+        x = s / (s + s_half)
+        e = float((x * r).sum() / (x * x).sum())
+        err = float(((e * x - r) ** 2).sum())
+        if best is None or err < best[0]:
+            best = (err, e, s_half)
+    return best[1], best[2]
+
+
+@functools.lru_cache(maxsize=4)
+def calibration(run: str = measurements.DEFAULT_RUN) -> dict[str, float]:
+    """Ceilings fitted to a measured run (fractions of that accelerator's datasheet peaks)."""
+    acc = hardware.get(measurements.accelerator_of(run))
+    g = measurements.gemm(run)
+    best = {p: float(g.loc[g["precision"] == p, "flop_per_s"].max()) for p in ("bf16", "fp8")}
+    burst = best["bf16"] / acc.bf16_dense_flop_per_s
+    sustained = measurements.power_summary(run)["sustained_bf16_flop_per_s"]
+    fp8_frac = best["fp8"] / hardware.dense_flop_per_s(acc, "fp8")
+    e_attn, s_half = _fit_attention(measurements.attention(run))
+    hbm = float(measurements.hbm(run)["bytes_per_s"].max()) / acc.hbm_bytes_per_s
+    return {"gemm_burst_fraction_bf16": burst, "power_throttle": min(1.0, sustained / best["bf16"]),
+            "precision_ratio_fp8": fp8_frac / burst, "attention_fraction_bf16": e_attn / acc.bf16_dense_flop_per_s,
+            "attention_seq_half": s_half, "hbm_fraction": hbm}
+
+
+@functools.lru_cache(maxsize=64)
+def _ceilings(acc_id: str, scenario: str, data_dir: str) -> Ceilings:
+    rows = _rows(data_dir)
+    vals: dict[str, float] = {}
+    for who in ("*", acc_id):  # the accelerator's own rows override the defaults
+        for r in rows:
+            if r["accelerator"] != who:
+                continue
+            v = r[scenario]
+            if r["calibration_run"] and scenario == "central":
+                v = calibration(r["calibration_run"]).get(r["quantity"], v)
+            vals[r["quantity"]] = v
+    missing = [q for q in QUANTITIES if q not in vals]
+    if missing:
+        raise io.DataError(f"data/efficiency/ceilings.csv: no value for {', '.join(missing)} "
+                           f"(accelerator {acc_id!r}, nor a '*' default)")
+    return Ceilings(accelerator=acc_id, scenario=scenario, **vals)
+
+
+def ceilings(accelerator: str | hardware.Accelerator, scenario: str = "central") -> Ceilings:
+    """The calibrated ceilings of an accelerator (id or record) under ``scenario``."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"scenario={scenario!r} is not known; allowed: {', '.join(SCENARIOS)}")
+    acc_id = accelerator.id if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator).id
+    return _ceilings(acc_id, scenario, str(io.data_dir()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Curves (pure, vectorised)
+# ---------------------------------------------------------------------------------------------
+
+def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,
+                operand_bytes: float, output_bytes: float = 2.0, groups=1, m_tile=1):
+    """Time of ``groups`` GEMMs of shape ``(m, k) x (k, n)`` run as one (grouped) kernel.
+
+    Roofline of compute (``2 m' n k groups / (peak x f_gemm)``) and memory (operands in
+    ``operand_bytes`` per element, output in ``output_bytes``, at ``hbm x f_hbm``), plus one
+    ``t_kernel``. Williams et al. 2009 (roofline); the saturating efficiency is the overhead term.
+    ``m_tile``: the tensor cores work on whole tiles of ``m_tile`` rows, so each group's ``m`` is
+    padded up to a multiple of it (``m' = ceil(m / m_tile) m_tile``; tile quantization, NVIDIA
+    "Matrix Multiplication Background User's Guide", section "Tile Quantization"). It matters for
+    grouped expert GEMMs with few tokens per expert.
+    """
+    m, n, k, groups = (np.asarray(x, dtype=float) for x in (m, n, k, groups))
+    m_pad = np.ceil(m / m_tile) * m_tile if m_tile > 1 else m
+    flop = 2.0 * m_pad * n * k * groups
+    bytes_ = groups * (operand_bytes * (m * k + k * n) + output_bytes * m * n)
+    t_compute = flop / (peak_flop_per_s * ceil.gemm_fraction(precision))
+    t_memory = bytes_ / (hbm_bytes_per_s * ceil.hbm_fraction)
+    return np.maximum(t_compute, t_memory) + ceil.kernel_overhead_s
+
+
+def gemm_efficiency(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,
+                    operand_bytes: float, output_bytes: float = 2.0):
+    """Achieved fraction of ``peak_flop_per_s`` for one GEMM (the curve behind :func:`gemm_time_s`)."""
+    t = gemm_time_s(m, n, k, peak_flop_per_s=peak_flop_per_s, hbm_bytes_per_s=hbm_bytes_per_s, ceil=ceil,
+                    precision=precision, operand_bytes=operand_bytes, output_bytes=output_bytes)
+    return 2.0 * np.asarray(m, float) * n * k / (t * peak_flop_per_s)
+
+
+def attention_efficiency(seq_len, ceil: Ceilings):
+    """Flash-attention fwd+bwd fraction of the BF16 dense peak at sequence length ``seq_len``.
+
+    ``f_attn x s / (s + s_half)``: short sequences leave tiles and SMs idle (Dao 2023,
+    FlashAttention-2, Fig. 6 shows the same rise with sequence length).
+    """
+    s = np.asarray(seq_len, dtype=float)
+    return ceil.attention_fraction() * s / (s + ceil.attention_seq_half)
+
+
+def attention_time_s(flop, seq_len, *, bf16_peak_flop_per_s, ceil: Ceilings):
+    """Time of flash-attention work of ``flop`` FLOPs (any mix of fwd/bwd) at ``seq_len``."""
+    return np.asarray(flop, float) / (bf16_peak_flop_per_s * attention_efficiency(seq_len, ceil))
+
+
+def memory_time_s(bytes_, *, hbm_bytes_per_s, ceil: Ceilings):
+    """Time of memory-bound work that moves ``bytes_`` through HBM."""
+    return np.asarray(bytes_, float) / (hbm_bytes_per_s * ceil.hbm_fraction)

@@ -1,0 +1,466 @@
+"""One step of reinforcement-learning post-training, from first principles: rollouts, environment,
+trainer, weight sync, synchronous vs asynchronous, fleet split and campaign cost.
+
+**Rollouts are inference** (:mod:`.inference`). ``N = prompts x group_size`` sequences of
+``input_tokens`` prompt tokens generate outputs whose lengths follow a lognormal distribution with
+mean ``L_mean`` and log-standard-deviation ``sigma`` (reasoning traces have a long right tail), capped
+at ``max_output_tokens``. The longest of ``N`` is the ``N/(N+1)`` quantile,
+``L_max = min(cap, L_mean exp(-sigma^2/2 + sigma z))`` with ``z = Phi^-1(N/(N+1))``.
+
+A decode iteration of a memory-bound server costs ``t(b) = a + c b`` for ``b`` sequences per rank
+(``a``: weights and fixed launches; ``c``: one sequence's KV read and its share of the GEMMs); both are
+read off :func:`inference.evaluate` at two batch sizes. As sequences finish the batch shrinks, so the
+whole generation costs exactly
+
+    t_gen = a L_max + c N L_mean / ranks                                        (1)
+
+(sum over iterations ``j`` of ``a + c n(j)`` with ``n(j) = N P(L > j)``, and ``sum_j P(L > j) = L_mean``):
+the ``a L_max`` term is the **straggler tax** of synchronous RL, the reason published systems spend
+70-90% of the step generating (``shared/facts/post-training.md``). When ``N`` exceeds what fits (``M``),
+the fixed term repeats per wave: ``a max(L_max, N L_mean / M)``.
+
+**Environment.** Each rollout needs ``sandbox_cpu_s`` CPU-seconds of tool execution and reward
+checking; ``sandbox_cpus`` CPUs of relative speed ``cpu_speed_factor`` (1.3 = the seed's "Vera +30%"
+scenario) work alongside generation, so the stage takes ``max(t_gen, N s_cpu / (C f))`` plus the
+final reward check of the last rollout.
+
+**Trainer.** :func:`training.estimate` times one optimizer step over the ``N`` sequences on the
+trainer GPUs (its parallelism search). GRPO adds forward passes of the reference policy and of the
+old policy (log-probabilities); PPO adds a critic (forward and backward) and its value forward
+(Ouyang et al. 2022; Shao et al. 2024, GRPO, arXiv 2402.03300). A forward pass is 1/3 of a
+forward+backward (Kaplan et al. 2020's 2N vs 6N).
+
+**Weight sync** (:func:`weight_sync_time_s`): the trainer's parameters converted to the rollout
+precision and pushed over the NICs; see its docstring.
+
+**Sync vs async.** Synchronous: ``t = t_rollout + t_train + t_sync``. Asynchronous with ``k >= 1``
+steps of staleness (rollouts for step i+1 are generated while step i trains; a rollout may straddle
+up to ``k`` policy versions): the straggler tax is amortised over ``k + 1`` steps and the stages
+overlap, ``t = max(t_rollout(k), t_train) + t_sync``, never slower than synchronous.
+
+**Cost** = (rollout GPUs + trainer GPUs) x t x $/GPU-h + sandbox CPUs x t x $/CPU-h.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import functools
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Mapping
+
+import numpy as np
+
+from intelligence_per_dollar.model import architecture, economics, inference, training
+from intelligence_per_dollar.sources import hardware
+
+__all__ = ["ALGORITHMS", "SCHEDULES", "RLStep", "rl_step", "weight_sync_time_s", "campaign", "best_split",
+           "longest_rollout_tokens", "assumptions", "weight_sync_runs", "weight_sync_table"]
+
+ALGORITHMS = ("grpo", "ppo")
+SCHEDULES = ("p2p", "broadcast")
+#: Extra passes per algorithm, in units of the policy's forward+backward: (critic fwd+bwd, forwards)
+#: GRPO: reference-policy and old-policy log-prob forwards. PPO: + critic update and its value forward.
+_EXTRA = {"grpo": (0.0, 2.0), "ppo": (1.0, 3.0)}
+
+
+#: Policy models the chapter offers, in the architecture schema of :mod:`architecture`.
+POLICIES = MappingProxyType({
+    # Stand-in for Nemotron 3 Ultra (550B total / 55B active, 512 experts top-22; arXiv 2606.15007),
+    # a hybrid Mamba-Transformer LatentMoE the schema cannot represent exactly: 88 layers, d 8192,
+    # 18 always-on expert-sized FFNs carry the dense share.
+    "nemotron-3-ultra-class": MappingProxyType(dict(
+        layers=88, d_model=8192, heads=64, kv_heads=8, d_ff=8192, vocab=131072, experts=512, top_k=22,
+        expert_d_ff=464, shared_experts=18)),
+    # DeepSeek-V3 (arXiv 2412.19437, Table 1 / config.json): MLA, 256 experts top-8 + 1 shared.
+    "deepseek-v3": MappingProxyType(dict(
+        layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256, top_k=8,
+        expert_d_ff=2048, shared_experts=1, dense_layers=3, head_dim=128, q_lora_rank=1536, kv_lora_rank=512,
+        qk_rope_head_dim=64)),
+})
+
+
+def policy_model(name: str) -> dict:
+    """The architecture dict of a named policy (``ValueError`` lists the known names)."""
+    if name not in POLICIES:
+        raise ValueError(f"policy={name!r} is not known; allowed: {', '.join(POLICIES)}")
+    return dict(POLICIES[name])
+
+
+def owner_usd_per_gpu_hour(platform: str, overrides: Mapping[str, float] | None = None) -> float:
+    """$/GPU-hour for ``platform``: an override, else the owner-cost reference row of
+    ``data/assumptions/economics.csv`` (SemiAnalysis AI Cloud TCO via InferenceX)."""
+    if overrides and platform in overrides:
+        v = float(overrides[platform])
+        if not (v >= 0):
+            raise ValueError(f"usd_overrides[{platform!r}]={v!r} must be >= 0")
+        return v
+    key = f"owner_usd_per_gpu_hour_reference_{platform}"
+    econ = economics.assumptions()
+    if key not in econ:
+        raise ValueError(f"no owner $/GPU-hour for platform {platform!r} in data/assumptions/economics.csv; "
+                         f"pass usd_overrides={{'{platform}': ...}}")
+    return econ[key].central
+
+
+def split_gpus(fleet_gpus: int, rollout_fraction: float, group: int = 8) -> tuple[int, int]:
+    """Rollout and trainer GPUs for a fleet split, in whole ``group``-GPU nodes, each side >= 1 group."""
+    _num("fleet_gpus", fleet_gpus, low=2 * group, integer=True)
+    _num("rollout_fraction", rollout_fraction, low=0.0, high=1.0)
+    rollout = int(round(fleet_gpus * rollout_fraction / group)) * group
+    rollout = min(max(rollout, group), fleet_gpus - group)
+    return rollout, fleet_gpus - rollout
+
+
+def assumptions() -> Mapping[str, economics.Assumption]:
+    """``data/assumptions/post_training.csv`` (low/central/high with provenance)."""
+    return economics.assumptions("post_training.csv")
+
+
+def _num(name, value, *, low=None, high=None, low_open=False, integer=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
+        raise ValueError(f"{name}={value!r} must be a finite number")
+    if integer and value != int(value):
+        raise ValueError(f"{name}={value!r} must be an integer")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name}={value!r} is out of range; allowed: {'>' if low_open else '>='} {low}"
+                         + (f" and <= {high}" if high is not None else ""))
+    if high is not None and value > high:
+        raise ValueError(f"{name}={value!r} is out of range; allowed: <= {high}")
+    return value
+
+
+def longest_rollout_tokens(n_rollouts, mean_tokens, sigma, cap_tokens):
+    """Expected longest of ``n`` lognormal output lengths (mean ``mean_tokens``, log-sd ``sigma``),
+    capped: the ``n/(n+1)`` quantile ``mean exp(-sigma^2/2 + sigma z)`` (Gumbel's plotting position)."""
+    n = np.asarray(n_rollouts, float)
+    z = np.vectorize(lambda q: NormalDist().inv_cdf(q))(n / (n + 1.0)) if np.ndim(n) else NormalDist().inv_cdf(float(n / (n + 1.0)))
+    return np.minimum(cap_tokens, mean_tokens * np.exp(-0.5 * sigma ** 2 + sigma * np.asarray(z)))
+
+
+def _truncated_mean(mean_tokens, sigma, cap_tokens):
+    """Mean of min(L, cap) for lognormal L (the cap truncates the tail the trainer sees)."""
+    mu = math.log(mean_tokens) - 0.5 * sigma ** 2
+    if sigma == 0:
+        return min(mean_tokens, cap_tokens)
+    nd = NormalDist()
+    a = (math.log(cap_tokens) - mu) / sigma
+    return mean_tokens * nd.cdf(a - sigma) + cap_tokens * (1.0 - nd.cdf(a))
+
+
+# ---------------------------------------------------------------------------------------------
+# weight sync
+# ---------------------------------------------------------------------------------------------
+
+def weight_sync_time_s(params, *, senders: int, receivers: int, receiver_shard_gpus: int,
+                       link_bytes_per_s: float, efficiency: float = 0.9, latency_s: float = 10e-6,
+                       src_bytes_per_param: float = 2.0, dst_bytes_per_param: float = 1.0,
+                       schedule: str = "p2p", host_link_bytes_per_s: float | None = None,
+                       buckets: int = 64, convert_bytes_per_s: float | None = None) -> float:
+    """Seconds to push updated weights from the trainer to every rollout GPU.
+
+    ``params`` parameters are held by ``senders`` trainer GPUs in ``src_bytes_per_param`` (BF16: 2)
+    and needed by ``receivers`` rollout GPUs in ``dst_bytes_per_param`` (FP8: 1, NVFP4: 0.5625),
+    each rollout replica being ``receiver_shard_gpus`` GPUs that split the model between them.
+    ``link_bytes_per_s`` is one direction of a GPU's link (its scale-out NIC), achieved at
+    ``efficiency``.
+
+    * ``p2p`` (static point-to-point schedule, one-sided RDMA WRITE; Perplexity 2025): every rollout
+      GPU receives only its shard, ``S_r = P b_dst / shard``; the senders together send
+      ``replicas x P b_dst`` and each first gathers its share of full tensors (FSDP ``full_tensor``,
+      ``P b_src / senders``) and converts it (``convert_bytes_per_s``, HBM-bound, default none).
+    * ``broadcast`` (checkpoint-engine, Moonshot 2025): every rollout GPU receives the *whole*
+      checkpoint ``P b_dst`` and keeps its shard; each bucket enters the GPUs from host memory, so the
+      per-GPU ingest rate is ``min(link, host_link) x efficiency``.
+
+    Stages are pipelined over ``buckets`` buckets: ``t = max(stage) + (sum - max) / buckets``
+    (the classic pipeline fill), plus one latency per bucket.
+    """
+    P = float(_num("params", params, low=0, low_open=True))
+    for name, v in (("senders", senders), ("receivers", receivers), ("receiver_shard_gpus", receiver_shard_gpus),
+                    ("buckets", buckets)):
+        _num(name, v, low=1, integer=True)
+    _num("link_bytes_per_s", link_bytes_per_s, low=0, low_open=True)
+    _num("efficiency", efficiency, low=0, low_open=True, high=1.0)
+    _num("latency_s", latency_s, low=0)
+    _num("src_bytes_per_param", src_bytes_per_param, low=0, low_open=True)
+    _num("dst_bytes_per_param", dst_bytes_per_param, low=0, low_open=True)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule={schedule!r} is not allowed; allowed: {', '.join(SCHEDULES)}")
+    if receivers % receiver_shard_gpus:
+        raise ValueError(f"receiver_shard_gpus={receiver_shard_gpus} must divide receivers={receivers}")
+    if host_link_bytes_per_s is not None:
+        _num("host_link_bytes_per_s", host_link_bytes_per_s, low=0, low_open=True)
+    link = link_bytes_per_s * efficiency
+    if schedule == "broadcast":
+        rate = min(link_bytes_per_s, host_link_bytes_per_s or link_bytes_per_s) * efficiency
+        stages = [P * dst_bytes_per_param / rate]
+    else:
+        replicas = receivers // receiver_shard_gpus
+        recv = P * dst_bytes_per_param / receiver_shard_gpus / link
+        send = replicas * P * dst_bytes_per_param / senders / link
+        gather = P * src_bytes_per_param / senders / link
+        stages = [max(recv, send), gather]
+        if convert_bytes_per_s:
+            stages.append(P * (src_bytes_per_param + dst_bytes_per_param) / senders / convert_bytes_per_s)
+        if host_link_bytes_per_s:
+            stages.append(P * src_bytes_per_param / senders / (host_link_bytes_per_s * efficiency))
+    t = max(stages) + (sum(stages) - max(stages)) / buckets + buckets * latency_s
+    return float(t)
+
+
+# ---------------------------------------------------------------------------------------------
+# the RL step
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RLStep:
+    """One RL step: stage times (s), cost (USD) and shares, plus what produced them."""
+
+    step_time_s: float
+    stage_times_s: Mapping[str, float]      # generation, environment (exposed), training, weight_sync
+    shares: Mapping[str, float]             # fraction of the step each stage occupies (sums to 1)
+    cost_usd: float
+    cost_breakdown_usd: Mapping[str, float]  # rollout_gpus, trainer_gpus, sandbox_cpus
+    usd_per_billion_tokens: float           # per billion generated (RL) tokens
+    generated_tokens: float
+    rollouts: int
+    rollout_gpus: int
+    trainer_gpus: int
+    longest_rollout_tokens: float
+    rollout_tokens_per_s_per_gpu: float
+    mode: str
+    details: Mapping[str, float]
+
+
+@functools.lru_cache(maxsize=512)
+def _decode_coefficients(spec, hw, gpus, precision, isl, osl, efficiency_):
+    """(a, c, M, ranks, t_prefill_per_seq) of the rollout fleet: iteration time a + c b per rank."""
+    c = inference.candidates(inference._context(spec, hw, precision, isl, osl, None, "aggregated", "central"), gpus)
+    ctx = inference._context(spec, hw, precision, isl, osl, None, "decode", "central")
+    mc = inference.max_concurrency(ctx, c)
+    if mc.max() < 1:
+        raise ValueError(inference._no_fit_message(ctx, gpus, c) + " (rollout fleet)")
+    ranks = c["replicas"] * c["dp"]
+    r_full = inference.evaluate(ctx, {**c, "concurrency": np.maximum(mc, ranks)})
+    i = int(np.argmax(np.where(mc >= ranks, r_full["output_tokens_per_s_per_gpu"], -np.inf)))
+    one = {k: v[i:i + 1] for k, v in c.items()}
+    b_full = float(mc[i] / ranks[i])
+    t1 = float(inference.evaluate(ctx, {**one, "concurrency": ranks[i:i + 1]})["step_s"][0])
+    tf = float(inference.evaluate(ctx, {**one, "concurrency": ranks[i:i + 1] * b_full})["step_s"][0])
+    slope = max((tf - t1) / max(b_full - 1.0, 1.0), 0.0)
+    a = max(t1 - slope, 0.0)
+    pctx = inference._context(spec, hw, precision, isl, 1, None, "prefill", "central")
+    tp_ = inference.evaluate(pctx, {**one, "concurrency": ranks[i:i + 1] * 8})
+    t_pre = float(tp_["step_s"][0]) / 8.0             # per prompt per rank, batched prefill
+    return a / efficiency_, slope / efficiency_, float(mc[i]), float(ranks[i]), t_pre / efficiency_
+
+
+@functools.lru_cache(maxsize=512)
+def _train_time(spec, hw, gpus, precision, seq_len, batch_seqs):
+    e = training.estimate(spec, hw, gpus, precision, seq_len=seq_len, global_batch_tokens=batch_seqs * seq_len)
+    return e.step_time_s
+
+
+def rl_step(model, platform: str, rollout_gpus: int, trainer_gpus: int, *, prompts: int = 256,
+            group_size: int = 16, input_tokens: int = 1024, output_tokens_mean: float = 8000.0,
+            output_tokens_sigma: float = 0.8, max_output_tokens: int = 32768, sandbox_cpu_s: float = 20.0,
+            sandbox_cpus: int = 2048, cpu_usd_per_hour: float = 0.025, cpu_speed_factor: float = 1.0,
+            algorithm: str = "grpo", async_depth: int = 0, rollout_precision: str = "fp8",
+            trainer_precision: str = "bf16", usd_per_gpu_hour: float = 3.0, rollout_efficiency: float = 1.0,
+            sync_schedule: str = "p2p", sync_efficiency: float = 0.9, sync_latency_s: float = 10e-6,
+            rollout_shard_gpus: int | None = None, trainer_seq_len: int | None = None) -> RLStep:
+    """Time, cost and stage shares of one RL step (see the module docstring for the equations).
+
+    ``rollout_efficiency`` derates the inference model's roofline-based rollout speed (1 = as
+    predicted; ``data/assumptions/post_training.csv`` gives the measured/predicted ratio the
+    validation table shows for MoE serving). ``async_depth`` 0 = synchronous.
+    """
+    s = architecture.spec(model)
+    acc = hardware.get(platform)
+    for name, v in (("rollout_gpus", rollout_gpus), ("trainer_gpus", trainer_gpus), ("prompts", prompts),
+                    ("group_size", group_size), ("input_tokens", input_tokens), ("max_output_tokens", max_output_tokens),
+                    ("sandbox_cpus", sandbox_cpus)):
+        _num(name, v, low=1, integer=True)
+    _num("async_depth", async_depth, low=0, integer=True)
+    _num("output_tokens_mean", output_tokens_mean, low=1)
+    _num("output_tokens_sigma", output_tokens_sigma, low=0, high=3)
+    _num("sandbox_cpu_s", sandbox_cpu_s, low=0)
+    _num("cpu_usd_per_hour", cpu_usd_per_hour, low=0)
+    _num("cpu_speed_factor", cpu_speed_factor, low=0, low_open=True)
+    _num("usd_per_gpu_hour", usd_per_gpu_hour, low=0)
+    _num("rollout_efficiency", rollout_efficiency, low=0, low_open=True, high=1.0)
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm={algorithm!r} is not allowed; allowed: {', '.join(ALGORITHMS)}")
+    if output_tokens_mean > max_output_tokens:
+        raise ValueError(f"output_tokens_mean={output_tokens_mean!r} exceeds max_output_tokens={max_output_tokens}")
+    n = int(prompts * group_size)
+    mean_eff = _truncated_mean(output_tokens_mean, output_tokens_sigma, max_output_tokens)
+    l_max = float(longest_rollout_tokens(n, output_tokens_mean, output_tokens_sigma, max_output_tokens))
+    osl = int(round(mean_eff))
+    a, c, M, ranks, t_pre = _decode_coefficients(s, acc.id, int(rollout_gpus), rollout_precision, int(input_tokens),
+                                                 max(osl, 1), float(rollout_efficiency))
+    # prefill of all prompts (batched, compute-bound), then eq. (1)
+    t_prefill = t_pre * n / ranks
+    waves = max(1.0, n / M)
+    k = int(async_depth)
+    tail = l_max if k == 0 else l_max / (k + 1)
+    fixed_iterations = max(tail, n * mean_eff / M) if waves > 1 else tail
+    t_gen = t_prefill + a * fixed_iterations + c * n * mean_eff / ranks
+    # environment: sandboxes work alongside generation; the last reward check is exposed
+    t_env_total = n * sandbox_cpu_s / (sandbox_cpus * cpu_speed_factor)
+    t_env_tail = min(sandbox_cpu_s / cpu_speed_factor, sandbox_cpu_s)
+    t_roll_stage = max(t_gen, t_env_total) + (t_env_tail if k == 0 else 0.0)
+    t_env_exposed = t_roll_stage - t_gen
+    # trainer: policy fwd+bwd over all sequences, + algorithm's extra passes
+    seq = int(trainer_seq_len or 2 ** math.ceil(math.log2(input_tokens + mean_eff)))
+    t_policy = _train_time(s, acc.id, int(trainer_gpus), trainer_precision, seq, n)
+    critic, fwds = _EXTRA[algorithm]
+    t_train = t_policy * (1.0 + critic + fwds / 3.0)
+    # weight sync: BF16 trainer -> rollout precision over the NICs
+    shard = int(rollout_shard_gpus or _min_shard(s, acc, rollout_precision, rollout_gpus))
+    t_sync = weight_sync_time_s(architecture.total_params(s), senders=int(trainer_gpus), receivers=int(rollout_gpus),
+                                receiver_shard_gpus=shard, link_bytes_per_s=acc.scaleout_bytes_per_s,
+                                efficiency=sync_efficiency, latency_s=sync_latency_s,
+                                dst_bytes_per_param=hardware.BYTES_PER_ELEMENT[rollout_precision], schedule=sync_schedule)
+    if k == 0:
+        step = t_roll_stage + t_train + t_sync
+        stages = {"generation": t_gen, "environment": t_env_exposed, "training": t_train, "weight_sync": t_sync}
+    else:
+        step = max(t_roll_stage, t_train) + t_sync
+        # shares of the critical path: the longer of rollout/training, then sync
+        if t_roll_stage >= t_train:
+            stages = {"generation": t_gen, "environment": t_env_exposed, "training": 0.0, "weight_sync": t_sync}
+        else:
+            stages = {"generation": 0.0, "environment": 0.0, "training": t_train, "weight_sync": t_sync}
+    hours = step / 3600.0
+    cost = {"rollout_gpus": rollout_gpus * hours * usd_per_gpu_hour, "trainer_gpus": trainer_gpus * hours * usd_per_gpu_hour,
+            "sandbox_cpus": sandbox_cpus * hours * cpu_usd_per_hour}
+    total = sum(cost.values())
+    tokens = n * mean_eff
+    return RLStep(step_time_s=step, stage_times_s=stages, shares={k_: v / step for k_, v in stages.items()},
+                  cost_usd=total, cost_breakdown_usd=cost, usd_per_billion_tokens=total / tokens * 1e9,
+                  generated_tokens=tokens, rollouts=n, rollout_gpus=int(rollout_gpus), trainer_gpus=int(trainer_gpus),
+                  longest_rollout_tokens=l_max, rollout_tokens_per_s_per_gpu=tokens / t_gen / rollout_gpus,
+                  mode="sync" if k == 0 else f"async-{k}",
+                  details={"t_rollout_stage_s": t_roll_stage, "t_train_s": t_train, "t_env_total_s": t_env_total,
+                           "t_prefill_s": t_prefill, "a_s": a, "c_s": c, "max_concurrency": M,
+                           "mean_output_tokens": mean_eff, "shard_gpus": shard, "t_policy_s": t_policy})
+
+
+def _min_shard(s, acc, precision, rollout_gpus):
+    """Smallest power-of-two replica whose weights take at most half of each GPU's HBM."""
+    w = architecture.total_params(s) * hardware.BYTES_PER_ELEMENT[precision]
+    g = 1
+    while g < rollout_gpus and w / g > 0.5 * acc.hbm_bytes:
+        g *= 2
+    while rollout_gpus % g:
+        g //= 2
+    return max(g, 1)
+
+
+def best_split(model, platform: str, gpus: int, fractions=None, **kw):
+    """Evaluate rollout/trainer splits of a fixed fleet; returns a DataFrame sorted by fraction with
+    step time, cost and a ``best`` flag (lowest cost per step among the splits that run)."""
+    import pandas as pd
+
+    _num("gpus", gpus, low=2, integer=True)
+    dom = int(hardware.get(platform).scaleup_domain_gpus)
+    fracs = fractions if fractions is not None else np.arange(1, 16) / 16.0
+    rows = []
+    for f in fracs:
+        _num("fraction", f, low=0, low_open=True, high=1)
+        unit = min(dom, 8)                 # whole 8-GPU groups (a rollout replica or a trainer node)
+        r_g = int(round(gpus * f / unit)) * unit
+        t_g = gpus - r_g
+        if r_g < 1 or t_g < 1:
+            continue
+        try:
+            st = rl_step(model, platform, r_g, t_g, **kw)
+        except ValueError as ex:
+            rows.append({"rollout_fraction": r_g / gpus, "rollout_gpus": r_g, "trainer_gpus": t_g, "step_time_s": np.nan,
+                         "cost_usd": np.nan, "note": str(ex)[:120]})
+            continue
+        rows.append({"rollout_fraction": r_g / gpus, "rollout_gpus": r_g, "trainer_gpus": t_g,
+                     "step_time_s": st.step_time_s, "cost_usd": st.cost_usd,
+                     **{f"{k}_s": v for k, v in st.stage_times_s.items()}, "note": ""})
+    df = pd.DataFrame(rows).drop_duplicates("rollout_gpus").reset_index(drop=True)
+    ok = df["cost_usd"].notna()
+    df["best"] = False
+    if ok.any():
+        df.loc[df.loc[ok, "cost_usd"].idxmin(), "best"] = True
+    return df
+
+
+@dataclass(frozen=True)
+class Campaign:
+    steps: int
+    step: RLStep
+    days: float
+    cost_usd: float
+    gpu_hours: float
+    generated_tokens: float
+
+
+def campaign(model, platform: str, rollout_gpus: int, trainer_gpus: int, steps: int, **kw) -> Campaign:
+    """A post-training campaign of ``steps`` identical RL steps: wall-clock days, USD, GPU-hours, tokens."""
+    _num("steps", steps, low=1, integer=True)
+    st = rl_step(model, platform, rollout_gpus, trainer_gpus, **kw)
+    secs = st.step_time_s * steps
+    return Campaign(int(steps), st, secs / 86400.0, st.cost_usd * steps,
+                    (rollout_gpus + trainer_gpus) * secs / 3600.0, st.generated_tokens * steps)
+
+
+# ---------------------------------------------------------------------------------------------
+# weight-sync validation (data/runs/weight_sync_runs.csv)
+# ---------------------------------------------------------------------------------------------
+
+_WS_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", "params",
+               "src_bytes_per_param", "dst_bytes_per_param", "senders", "receivers", "receiver_shard_gpus",
+               "schedule", "link_bytes_per_s", "host_link_bytes_per_s", "measured_s", "note")
+
+
+@functools.lru_cache(maxsize=2)
+def _ws_runs(data_dir: str) -> tuple[dict, ...]:
+    from intelligence_per_dollar.sources import io
+
+    path = io.data_path("runs", "weight_sync_runs.csv")
+    out = []
+    for row, rec in io.read_rows(path, _WS_COLUMNS):
+        prov = io.check_provenance(path, row, rec)
+        if rec["schedule"] not in SCHEDULES:
+            raise io.DataError(f"{path}, row {row}, column 'schedule': '{rec['schedule']}' not in {', '.join(SCHEDULES)}")
+        f = {k: io.parse_float(path, row, k, rec[k], positive=True) for k in
+             ("params", "src_bytes_per_param", "dst_bytes_per_param", "senders", "receivers", "receiver_shard_gpus",
+              "link_bytes_per_s", "measured_s")}
+        host = io.parse_float(path, row, "host_link_bytes_per_s", rec["host_link_bytes_per_s"], positive=True) \
+            if rec["host_link_bytes_per_s"] else None
+        out.append({"id": rec["id"], "group": rec["group"], "citation": rec["citation"], "provenance": prov,
+                    "model_name": rec["model_name"], "schedule": rec["schedule"], "host_link_bytes_per_s": host,
+                    "note": rec["note"], **f})
+    return tuple(out)
+
+
+def weight_sync_runs() -> tuple[dict, ...]:
+    from intelligence_per_dollar.sources import io
+    return _ws_runs(str(io.data_dir()))
+
+
+def weight_sync_table(efficiency: float | None = None):
+    """case, citation, measured, predicted, error for every published weight-sync figure."""
+    import pandas as pd
+
+    eff = efficiency if efficiency is not None else assumptions()["weight_sync_efficiency"].central
+    recs = []
+    for r in weight_sync_runs():
+        pred = weight_sync_time_s(r["params"], senders=int(r["senders"]), receivers=int(r["receivers"]),
+                                  receiver_shard_gpus=int(r["receiver_shard_gpus"]), link_bytes_per_s=r["link_bytes_per_s"],
+                                  efficiency=eff, src_bytes_per_param=r["src_bytes_per_param"],
+                                  dst_bytes_per_param=r["dst_bytes_per_param"], schedule=r["schedule"],
+                                  host_link_bytes_per_s=r["host_link_bytes_per_s"])
+        recs.append({"case": r["id"], "group": r["group"], "model": r["model_name"], "citation": r["citation"],
+                     "schedule": r["schedule"], "measured": r["measured_s"], "predicted": pred,
+                     "error": pred / r["measured_s"] - 1.0, "note": r["note"]})
+    return pd.DataFrame.from_records(recs)

@@ -1,0 +1,1 @@
+"""Views: how results look (charts, widgets panels, notebook formatting); no model logic."""

@@ -1,0 +1,137 @@
+"""Chart builders for chapter 2 (training). Tidy DataFrames in, Altair charts out; no model logic.
+
+They follow :mod:`intelligence_per_dollar.views.charts` (theme, width, offline renderer).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from intelligence_per_dollar.views.charts import CHART_WIDTH, PALETTE, _check_columns
+
+__all__ = ["decomposition_bars", "ratio_lines", "memory_stacked", "predicted_vs_measured", "time_stacked",
+           "regime_bars", "sensitivity_dots"]
+
+
+def decomposition_bars(df: pd.DataFrame, *, title: str, claim: float = 0.25) -> alt.LayerChart:
+    """One bar per step of the ratio decomposition: the cumulative GPU ratio new/old after it,
+    with the claimed ratio drawn as a dashed rule. Columns: ``step``, ``ratio_to_old``, ``factor``."""
+    _check_columns(df, ("step", "ratio_to_old", "factor"), "decomposition_bars")
+    order = list(df["step"])
+    base = alt.Chart(df, title=title).encode(
+        x=alt.X("step:N", sort=order, title=None, axis=alt.Axis(labelAngle=-25)),
+        y=alt.Y("ratio_to_old:Q", title="GPUs needed, relative to the baseline", scale=alt.Scale(domain=[0, 1.05])),
+        tooltip=["step", alt.Tooltip("ratio_to_old:Q", format=".3f"), alt.Tooltip("factor:Q", format=".3f")],
+    ).properties(width=CHART_WIDTH)
+    bars = base.mark_bar(color=PALETTE[0])
+    text = base.mark_text(dy=-6, fontSize=10).encode(text=alt.Text("ratio_to_old:Q", format=".2f"))
+    rule = alt.Chart(pd.DataFrame({"y": [claim], "label": [f"claimed {claim:g}"]})).mark_rule(
+        strokeDash=[6, 3], color=PALETTE[2]).encode(y="y:Q", tooltip=["label"])
+    return bars + text + rule
+
+
+def regime_bars(df: pd.DataFrame, *, title: str, order=None) -> alt.LayerChart:
+    """GPUs needed per platform (log scale), one bar per sizing regime side by side, labelled.
+    Columns: ``platform``, ``regime``, ``gpus`` (rows without GPUs are left out)."""
+    _check_columns(df, ("platform", "regime", "gpus"), "regime_bars")
+    d = df.dropna(subset=["gpus"])
+    base = alt.Chart(d, title=title).encode(
+        x=alt.X("platform:N", sort=list(order) if order is not None else None, title=None),
+        xOffset=alt.XOffset("regime:N"),
+        y=alt.Y("gpus:Q", title="GPUs (log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
+        color=alt.Color("regime:N", title=None, scale=alt.Scale(range=[PALETTE[0], PALETTE[1]])),
+        tooltip=["platform", "regime", alt.Tooltip("gpus:Q", format=",.0f")],
+    ).properties(width=CHART_WIDTH)
+    return base.mark_bar() + base.mark_text(dy=-6, fontSize=9).encode(text=alt.Text("gpus:Q", format=".3~s"))
+
+
+def sensitivity_dots(df: pd.DataFrame, *, title: str, claim: float = 0.25, central: float | None = None
+                     ) -> alt.LayerChart:
+    """One row per swept parameter, a dot per value at the GPU ratio it gives (columns
+    ``parameter``, ``label``, ``ratio``, ``regime``), the claimed ratio as a dashed rule and the
+    central ratio (if given) as a dotted one: dots left of the dashed rule are where the claim holds."""
+    _check_columns(df, ("parameter", "label", "ratio", "regime"), "sensitivity_dots")
+    d = df.dropna(subset=["ratio"])
+    hi = max(float(d["ratio"].max()) if len(d) else 0.5, claim) * 1.15
+    base = alt.Chart(d, title=title).encode(
+        y=alt.Y("parameter:N", title=None, sort=list(dict.fromkeys(d["parameter"]))),
+        x=alt.X("ratio:Q", title="GPUs needed: Vera Rubin / GB200", scale=alt.Scale(domain=[0, hi])),
+        color=alt.Color("regime:N", title=None),
+        tooltip=["parameter", "label", "regime", alt.Tooltip("ratio:Q", format=".3f")],
+    ).properties(width=CHART_WIDTH)
+    dots = base.mark_circle(size=90, opacity=0.85)
+    text = base.mark_text(dy=-10, fontSize=9).encode(text="label:N")
+    rules = pd.DataFrame({"x": [claim] + ([central] if central is not None else []),
+                          "label": [f"claimed {claim:g}"] + (["central"] if central is not None else [])})
+    claim_rule = alt.Chart(rules.iloc[:1]).mark_rule(strokeDash=[6, 3], color="black").encode(
+        x="x:Q", tooltip=["label"])
+    out = dots + text + claim_rule
+    if central is not None:
+        out = out + alt.Chart(rules.iloc[1:]).mark_rule(strokeDash=[2, 2], color="grey").encode(
+            x="x:Q", tooltip=["label"])
+    return out
+
+
+def ratio_lines(df: pd.DataFrame, *, x: str, title: str, x_title: str, log_x: bool = False,
+                claim: float = 0.25) -> alt.LayerChart:
+    """The GPU ratio (column ``ratio``) against a swept parameter ``x``, one line per ``series``,
+    with the claimed ratio as a dashed rule: points below it are where the claim holds."""
+    _check_columns(df, (x, "ratio", "series"), "ratio_lines")
+    sx = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    sel = alt.selection_point(fields=["series"], bind="legend")
+    lines = alt.Chart(df, title=title).mark_line(point=True).encode(
+        x=alt.X(f"{x}:Q", title=x_title, scale=sx),
+        y=alt.Y("ratio:Q", title="GPUs needed: Vera Rubin / GB200", scale=alt.Scale(zero=True)),
+        color=alt.Color("series:N", title=None),
+        opacity=alt.condition(sel, alt.value(1.0), alt.value(0.2)),
+        tooltip=["series", alt.Tooltip(f"{x}:Q", format=",.4~g"), alt.Tooltip("ratio:Q", format=".3f")],
+    ).add_params(sel).properties(width=CHART_WIDTH)
+    rule = alt.Chart(pd.DataFrame({"y": [claim], "label": [f"claimed {claim:g}"]})).mark_rule(
+        strokeDash=[6, 3], color="black").encode(y="y:Q", tooltip=["label"])
+    return lines + rule
+
+
+def memory_stacked(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
+    """Stacked bars of memory per GPU by part (columns ``platform``, ``part``, ``bytes``) with
+    each platform's usable HBM (column ``usable_bytes``) as a tick."""
+    _check_columns(df, ("platform", "part", "bytes", "usable_bytes"), "memory_stacked")
+    bars = alt.Chart(df, title=title).mark_bar().encode(
+        x=alt.X("platform:N", title=None), y=alt.Y("sum(bytes):Q", title="bytes per GPU", axis=alt.Axis(format="~s")),
+        color=alt.Color("part:N", title=None),
+        tooltip=["platform", "part", alt.Tooltip("bytes:Q", format=".3~s")],
+    ).properties(width=CHART_WIDTH)
+    cap = df.drop_duplicates("platform")
+    ticks = alt.Chart(cap).mark_tick(color="black", thickness=2, size=40).encode(
+        x="platform:N", y="usable_bytes:Q", tooltip=[alt.Tooltip("usable_bytes:Q", title="usable HBM", format=".3~s")])
+    return bars + ticks
+
+
+def time_stacked(df: pd.DataFrame, *, title: str) -> alt.Chart:
+    """Stacked bars of the share of step time by part (columns ``platform``, ``part``, ``share``)."""
+    _check_columns(df, ("platform", "part", "share"), "time_stacked")
+    return alt.Chart(df, title=title).mark_bar().encode(
+        x=alt.X("platform:N", title=None), y=alt.Y("sum(share):Q", title="share of the step time",
+                                                    axis=alt.Axis(format="%")),
+        color=alt.Color("part:N", title=None),
+        tooltip=["platform", "part", alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=CHART_WIDTH)
+
+
+def predicted_vs_measured(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
+    """Predicted / measured per case (log y), coloured by group, with 1 and +-10% bands.
+    Columns: ``case``, ``group``, ``measured``, ``predicted``, ``error``, ``unit``."""
+    _check_columns(df, ("case", "group", "measured", "predicted", "error", "unit"), "predicted_vs_measured")
+    d = df.assign(ratio=df["predicted"] / df["measured"])
+    sel = alt.selection_point(fields=["group"], bind="legend")
+    pts = alt.Chart(d, title=title).mark_circle(size=70).encode(
+        x=alt.X("case:N", sort=list(d["case"]), title=None, axis=alt.Axis(labels=False, ticks=False)),
+        y=alt.Y("ratio:Q", title="predicted / measured", scale=alt.Scale(type="log", domain=[0.4, 2.5])),
+        color=alt.Color("group:N", title=None),
+        opacity=alt.condition(sel, alt.value(0.9), alt.value(0.15)),
+        tooltip=["case", "group", "unit", alt.Tooltip("measured:Q", format=",.4~g"),
+                 alt.Tooltip("predicted:Q", format=",.4~g"), alt.Tooltip("error:Q", format="+.1%")],
+    ).add_params(sel).properties(width=CHART_WIDTH)
+    band = pd.DataFrame({"y": [0.9, 1.0, 1.1], "label": ["-10%", "exact", "+10%"]})
+    rules = alt.Chart(band).mark_rule(strokeDash=[4, 4], color="grey").encode(y="y:Q", tooltip=["label"])
+    return rules + pts

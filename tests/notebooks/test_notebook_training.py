@@ -1,0 +1,155 @@
+"""Chapter 2 executed by papermill with default and alternative parameters; assertions on the
+recorded numbers (both sizing regimes, the decomposition, validation, the explore panel agreeing
+with the headline). Plus the widget's speed and paths, and bad-parameter runs."""
+
+import time
+
+import pytest
+
+from intelligence_per_dollar.app import build
+from intelligence_per_dollar.views import widgets_training as wt
+from intelligence_per_dollar.views.notebook import read_records
+
+
+def _run(tmp_path, **params):
+    return build.execute_chapter("02_training", tmp_path, params)
+
+
+REGIMES = ("batch-limited", "throughput")
+
+
+def _check_regimes(rec, systems, base="GB200", new="VR200"):
+    regs = rec["regimes"]
+    assert set(regs) == set(REGIMES)
+    for g in REGIMES:
+        r = regs[g]
+        assert set(r["gpus"]) == set(systems)
+        for p in systems:
+            if r["gpus"][p] is not None:
+                dom = 8 if p.startswith("H100") else 72
+                assert r["gpus"][p] == r["racks"][p] * dom
+                assert 0 < r["mfu"][p] < 1 and r["step_time_s"][p] > 0
+        assert r["ratio"] == pytest.approx(r["gpus"][new] / r["gpus"][base])
+        assert r["reproduces_claim"] == (r["ratio"] <= rec["claimed_ratio"] * 1.10)
+    # the batch-limited regime is the fixed-batch search the rest of the book (claims ledger) uses
+    assert rec["gpus"] == regs["batch-limited"]["gpus"] and rec["ratio"] == regs["batch-limited"]["ratio"]
+    assert rec["ratio_throughput"] == regs["throughput"]["ratio"]
+
+
+@pytest.mark.slow
+def test_training_chapter_default(tmp_path):
+    rec = read_records(_run(tmp_path))["training"]
+    systems = ["GB200", "GB300", "VR200", "H100-SXM"]
+    _check_regimes(rec, systems)
+    regs = rec["regimes"]
+    assert regs["batch-limited"]["gpus"]["H100-SXM"] is None   # nothing fits at the central batch
+    for p in ("GB200", "VR200"):
+        # at the central batch and 30 days the fixed batch binds: a batch that grows with the
+        # cluster keeps each GPU busier (longer steps, more micro-batches) and needs fewer GPUs
+        assert regs["throughput"]["mfu"][p] > regs["batch-limited"]["mfu"][p]
+        assert regs["throughput"]["gpus"][p] < regs["batch-limited"]["gpus"][p]
+        assert regs["throughput"]["step_time_s"][p] > regs["batch-limited"]["step_time_s"][p]
+    assert regs["throughput"]["gpus"]["H100-SXM"] > regs["throughput"]["gpus"]["GB200"]
+    for g in REGIMES:
+        assert 0.2 < regs[g]["ratio"] < 0.6
+        assert regs[g]["gpus"]["VR200"] < regs[g]["gpus"]["GB300"] < regs[g]["gpus"]["GB200"]
+    assert rec["claim_regime"] == "throughput" and rec["decomposition_regime"] == "throughput"
+    assert rec["peak_ratio"] == pytest.approx(1 / 3.5, rel=1e-3)
+    dec = rec["decomposition"]
+    assert sum(d["share_of_log"] for d in dec.values()) == pytest.approx(1.0)
+    prod = 1.0
+    for d in dec.values():
+        prod *= d["factor"]
+    assert prod == pytest.approx(rec["decomposition_ratio"]) and prod == pytest.approx(rec["ratio_throughput"])
+    assert rec["sensitivity_points"] >= 5
+    assert rec["sensitivity_ratio_min"] <= min(rec["ratio"], rec["ratio_throughput"])
+    assert rec["sensitivity_ratio_max"] >= max(rec["ratio"], rec["ratio_throughput"])
+    assert rec["validation_korthikanti_mean_abs_error"] <= 0.03
+    assert rec["validation_others_median_abs_error"] <= 0.10
+    assert rec["widget_compute_ms"] < 20
+    assert rec["widget_agrees_with_headline"] and rec["widget_gpus"] == rec["gpus"]
+    assert 0.9e13 < rec["total_params"] < 1.1e13
+
+
+@pytest.mark.slow
+def test_training_chapter_alternative(tmp_path):
+    rec = read_records(_run(tmp_path, precision="fp8", active_params=0.5e12, days=60.0, global_batch="high",
+                            systems=["GB200", "VR200"]))["training"]
+    assert rec["precision"] == "fp8" and rec["days"] == 60.0
+    assert set(rec["gpus"]) == {"GB200", "VR200"}
+    assert 4e11 < rec["active_params"] < 6e11
+    assert rec["global_batch_tokens"] == 256 * 2**20
+    _check_regimes(rec, ["GB200", "VR200"])
+    for g in REGIMES:
+        assert rec["regimes"][g]["gpus"]["VR200"] < rec["regimes"][g]["gpus"]["GB200"]
+    assert rec["widget_agrees_with_headline"] and rec["widget_compute_ms"] < 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("params,needle", [
+    ({"precision": "fp2"}, "precision='fp2' is not allowed"),
+    ({"global_batch": "huge"}, "global_batch='huge' is not allowed"),
+    ({"active_params": 2e13}, "active_params"),
+    ({"claim_tolerance": 2.0}, "claim_tolerance"),
+])
+def test_bad_parameter_stops(tmp_path, params, needle):
+    with pytest.raises(build.ChapterFailed) as ex:
+        _run(tmp_path, **params)
+    assert "ValueError" in ex.value.message and needle in ex.value.message
+
+
+def test_widget_compute_is_fast():
+    wt.curves(1e12, "fp4", platforms=("GB200", "VR200"))
+    t0 = time.perf_counter()
+    res = wt.compute(1e12, "fp4", "VR200", 30, platforms=("GB200", "VR200"))
+    assert (time.perf_counter() - t0) < 0.02
+    assert [r["platform"] for r in res["rows"]] == ["GB200", "VR200"]
+    assert all(r["method"].startswith("curve") for r in res["rows"])
+    g = {r["platform"]: r["gpus"] for r in res["rows"]}
+    assert g["VR200"] < g["GB200"] and g["VR200"] % 72 == 0
+    with pytest.raises(ValueError, match="platform"):
+        wt.compute(1e12, "fp4", "TPU", 30)
+    with pytest.raises(ValueError, match="regime"):
+        wt.compute(1e12, "fp4", "VR200", 30, regime="vendor")
+
+
+def test_widget_shows_the_exact_search_where_it_has_run():
+    """The panel's answer is the chapter's exact search wherever that search is memoised."""
+    from intelligence_per_dollar.model import training
+
+    d = training.deadline(wt._model(1e12), "VR200", "fp4", days=30.0, regime="throughput")
+    assert training.deadline_if_cached(wt._model(1e12), "VR200", "fp4", days=30, regime="throughput") is d
+    res = wt.compute(1e12, "fp4", "VR200", 30, regime="throughput", platforms=("VR200",))
+    assert res["rows"][0]["gpus"] == d.gpus and res["rows"][0]["method"] == "exact search"
+    # another deadline: the per-GPU throughput of that search, scaled (instant)
+    t0 = time.perf_counter()
+    res = wt.compute(1e12, "fp4", "VR200", 60, regime="throughput", platforms=("VR200",))
+    assert (time.perf_counter() - t0) < 0.02 and res["rows"][0]["method"].startswith("scaled")
+    assert res["rows"][0]["gpus"] == pytest.approx(d.gpus / 2, rel=0.01)
+    assert wt.panel is wt.training_panel
+    with pytest.raises(ValueError, match="regime"):
+        training.deadline(wt._model(1e12), "VR200", "fp4", regime="vendor")
+
+
+def test_curve_interpolation():
+    curve = {"racks": [16, 20, 24], "tokens_per_s": [100.0, 200.0, float("nan")]}
+    assert wt._interp_racks(curve, 50) == 16
+    assert wt._interp_racks(curve, 150) == 18
+    assert wt._interp_racks(curve, 201) is None
+    assert wt.GRID_STEP == pytest.approx(1.25)
+
+
+def test_chapter_default_active_params_is_the_ledgers_central_assumption():
+    """Chapter 2 and the claims ledger must size the same 10T model."""
+    import ast
+
+    import nbformat
+
+    from conftest import ROOT
+    from intelligence_per_dollar.analysis import claims
+
+    nb = nbformat.read(ROOT / "nbs" / "02_training.ipynb", as_version=4)
+    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])][0].source
+    defaults = {t.id: ast.literal_eval(n.value) for n in ast.parse(params).body
+                if isinstance(n, ast.Assign) for t in n.targets}
+    assert defaults["active_params"] == claims.workload_assumptions()["moe_10t_active_params"].central

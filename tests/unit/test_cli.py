@@ -1,0 +1,304 @@
+"""The ``ipd`` command: help everywhere, exit codes (0 ok, 2 invalid scenario, 1 chapter failed),
+every problem listed before any notebook runs, atomic report through the CLI, compare and claims."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from intelligence_per_dollar.app import build, cli
+from intelligence_per_dollar.app import scenario as sc
+from test_scenario import fake_root, write  # noqa: F401 - fixture
+
+IPD = Path(sys.executable).parent / "ipd"
+COMMANDS = ("report", "compare", "claims", "validate", "params")
+
+
+@pytest.fixture
+def no_execution(monkeypatch):
+    """Fail the test if any chapter is executed."""
+    def boom(*a, **k):
+        raise AssertionError("a chapter was executed")
+    monkeypatch.setattr(build, "execute_chapter", boom)
+
+
+def run_main(argv, capsys):
+    rc = cli.main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+# --------------------------------------------------------------------------- help and arguments
+
+
+def test_console_script_is_installed_and_helps():
+    assert IPD.exists(), "pip install -e . should install the ipd console script"
+    proc = subprocess.run([str(IPD), "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    for c in COMMANDS:
+        assert c in proc.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as ex:
+        cli.main([command, "--help"])
+    assert ex.value.code == 0
+    assert f"usage: ipd {command}" in capsys.readouterr().out
+
+
+def test_bad_arguments_exit_2(capsys):
+    with pytest.raises(SystemExit) as ex:
+        cli.main(["report", "--frobnicate"])
+    assert ex.value.code == 2
+    with pytest.raises(SystemExit) as ex:
+        cli.main([])
+    assert ex.value.code == 2
+
+
+def test_unknown_chapter_argument_exits_2(capsys, no_execution):
+    rc, _, err = run_main(["claims", "--chapter", "07_nope", "--no-progress"], capsys)
+    assert rc == 2 and "unknown chapter(s) 07_nope" in err
+
+
+# --------------------------------------------------------------------------- invalid scenarios: exit 2, nothing runs
+
+
+BAD = """\
+01_hardware:
+  precision: fp2
+  systems: H100-SXM
+  colour: blue
+02_not_a_chapter: {}
+"""
+
+
+@pytest.mark.parametrize("command", ["report", "claims", "compare", "validate"])
+def test_invalid_scenario_lists_every_problem_and_runs_nothing(command, tmp_path, capsys, no_execution):
+    bad = write(tmp_path, BAD, "bad.yml")
+    other = write(tmp_path, "01_hardware:\n  baseline: 5\n", "other.yml")
+    argv = {"report": ["report", "--scenario", str(bad), "--out", str(tmp_path / "html")],
+            "claims": ["claims", "--scenario", str(bad)],
+            "compare": ["compare", str(bad), str(other)],
+            "validate": ["validate", str(bad), str(other)]}[command]
+    rc, out, err = run_main(argv + (["--no-progress"] if command != "validate" else []), capsys)
+    assert rc == 2
+    assert f"{bad}:2: 01_hardware.precision: parameter precision='fp2' is not allowed" in err
+    assert f"{bad}:3: 01_hardware.systems: Input should be a valid list (got 'H100-SXM')" in err
+    assert f"{bad}:4: 01_hardware.colour: unknown parameter 'colour'" in err
+    assert f"{bad}:5: 02_not_a_chapter: unknown chapter" in err
+    if command in ("compare", "validate"):  # both files checked before anything runs
+        assert f"{other}:2: 01_hardware.baseline: Input should be a valid string (got 5)" in err
+        assert "invalid scenario: 5 problems" in err
+    else:
+        assert "invalid scenario: 4 problems" in err
+    assert not (tmp_path / "html").exists()
+
+
+def test_missing_scenario_file_exits_2(tmp_path, capsys, no_execution):
+    rc, _, err = run_main(["report", "--scenario", str(tmp_path / "nope.yml"), "--no-progress"], capsys)
+    assert rc == 2 and "cannot read the file" in err
+
+
+def test_hostile_yaml_exits_2_and_nothing_happens(tmp_path, capsys, no_execution):
+    marker = tmp_path / "pwned"
+    f = write(tmp_path, f"01_hardware:\n  precision: !!python/object/apply:os.system ['touch {marker}']\n"
+                        f"  baseline: \"$(touch {marker})\"\n")
+    rc, _, err = run_main(["validate", str(f)], capsys)
+    assert rc == 2 and "safe loader refuses" in err
+    assert not marker.exists()
+
+
+def test_valid_scenarios_validate(capsys):
+    rc, out, _ = run_main(["validate"] + [str(p) for p in sorted((ROOT / "data/scenarios").glob("*.yml"))], capsys)
+    assert rc == 0 and out.count(": valid") == 3
+
+
+def test_params_lists_every_chapter_parameter(capsys):
+    rc, out, _ = run_main(["params", "--format", "csv"], capsys)
+    assert rc == 0
+    for ch in build.CHAPTERS:
+        for name in sc.chapter_parameters(ch):
+            assert f"{ch},{name}," in out
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def test_compare_table_marks_what_moves():
+    a = {"01": {"r": {"x": 1.0, "v": "holds", "d": {"k": 2}}}}
+    b = {"01": {"r": {"x": 2.0, "v": "fails", "d": {"k": 2}, "new": None}}}
+    rows = {r["headline"]: r for r in cli.compare_table(a, b)}
+    assert rows["r.x"]["ratio"] == 2.0 and rows["r.x"]["changed"]
+    assert rows["r.v"]["changed"] and rows["r.v"]["ratio"] is None
+    assert not rows["r.d.k"]["changed"]
+    assert rows["r.new"]["a"] is None
+    text = cli._render([{"h": "r.x", "a": 1.0, "b": 2.0}], ["h", "a", "b"], "markdown", right=("a", "b"))
+    assert text.splitlines()[1] == "|---|---:|---:|"
+
+
+def test_claims_passes_what_the_scenario_sets_to_the_ledger(monkeypatch):
+    seen = {}
+
+    def ledger(assumption_overrides=None, *, n=20_000, seed=2026, training_precision="fp4", only=None):
+        seen.update(assumption_overrides=assumption_overrides, n=n, seed=seed, training_precision=training_precision)
+        import pandas as pd
+        return pd.DataFrame([{"id": "train_quarter_gpus", "claim": "a quarter of the GPUs", "verdict": "supported only if",
+                              "detail": "x" * 200}])
+
+    mod = types.ModuleType("intelligence_per_dollar.analysis.claims")
+    mod.ledger = ledger
+    mod.all_assumptions = lambda: {"pue": None, "wacc": None, "utilisation": None}
+    mod.overrides = lambda racks=None, **named: {**named, **{f"{k}.system_price_usd": v for k, v in (racks or {}).items()}}
+    monkeypatch.setitem(sys.modules, "intelligence_per_dollar.analysis.claims", mod)
+    scn = sc.Scenario("s.yml", None, {
+        "04_intelligence_per_dollar": {"pue": 1.54, "wacc": None, "task_steps": 50, "seed": 7, "mc_samples": 500,
+                                       "rack_prices_usd": {"Vera-Rubin-NVL72": 9.1e6}},
+        "02_training": {"precision": "fp8"}}, {})
+    df, note = cli._ledger(scn)
+    assert seen == {"assumption_overrides": {"pue": 1.54, "Vera-Rubin-NVL72.system_price_usd": 9.1e6},
+                    "n": 500, "seed": 7, "training_precision": "fp8"}
+    assert list(df.columns) == ["id", "claim", "verdict", "detail"]
+    assert "04_intelligence_per_dollar.pue=1.54" in note
+    # nothing set: the ledger's own defaults
+    seen.clear()
+    cli._ledger(sc.defaults())
+    assert seen["assumption_overrides"] is None and seen["n"] == 20_000
+
+
+def test_claims_falls_back_to_a_claims_record_or_the_headlines(monkeypatch):
+    monkeypatch.setitem(sys.modules, "intelligence_per_dollar.analysis.claims", None)  # import fails
+    scn = sc.defaults()
+    rows = [{"claim": "10x", "verdict": "no"}]
+    df, note = cli._ledger(scn, {"00_claims": {"claims": rows}})
+    assert df.to_dict("records") == rows
+    df, note = cli._ledger(scn, {"01_hardware": {"hardware": {"x": 1.0}}})
+    assert df is None and "not available" in note
+
+
+def test_claims_prints_the_real_ledger(capsys, no_execution):
+    rc, out, err = run_main(["claims", "--scenario", str(ROOT / "data/scenarios/skeptic.yml")], capsys)
+    assert rc == 0, err
+    header = out.splitlines()[0].split()
+    assert header[0] == "id" and "verdict" in header
+    assert "ledger under skeptic" in err
+
+
+# --------------------------------------------------------------------------- running chapters (slow)
+
+
+@pytest.mark.slow
+def test_report_failure_names_chapter_and_cell_and_keeps_previous_report(fake_root, tmp_path, capsys):
+    out = tmp_path / "html"
+    out.mkdir()
+    (out / "index.html").write_text("previous good report")
+    f = write(tmp_path, "99_fake:\n  fail: true\n")
+    rc, _, err = run_main(["report", "--scenario", str(f), "--out", str(out), "--no-progress"], capsys)
+    assert rc == 1
+    assert "chapter 99_fake failed at cell 3: RuntimeError: boom under this scenario" in err
+    assert (out / "index.html").read_text() == "previous good report"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+    assert not list(tmp_path.glob(".staging-*"))
+
+
+@pytest.mark.slow
+def test_report_builds_under_a_scenario_then_compare_and_claims_reuse_it(fake_root, tmp_path, capsys, monkeypatch):
+    from intelligence_per_dollar.views.notebook import read_records
+
+    monkeypatch.setattr(sc, "_code_fingerprint", lambda: "fixed")  # others may edit lib meanwhile
+    out = tmp_path / "html"
+    a = write(tmp_path, "description: A\n99_fake:\n  mode: b\n  tokens: 1e14\n  label: \"$(id)\"\n", "a.yml")
+    b = write(tmp_path, "99_fake:\n  mode: b\n  tokens: 2e14\n", "b.yml")
+    rc, stdout, err = run_main(["report", "--scenario", str(a), "--out", str(out)], capsys)
+    assert rc == 0, err
+    assert (out / "index.html").exists() and (out / "nbs" / "99_fake.html").exists()
+    assert "a: building the book" in err  # the progress bar
+    rec = read_records(tmp_path / "html-executed" / "99_fake.ipynb")["fake"]
+    assert rec == {"mode": "b", "base": "x", "items": ["x", "y"], "n": 3, "share": 0.5, "tokens": 1e14,
+                   "label": "$(id)"}
+    # the report's execution is cached: compare executes only b, claims nothing at all
+    calls = []
+    real = build.execute_chapter
+    monkeypatch.setattr(build, "execute_chapter", lambda *a, **k: calls.append(a) or real(*a, **k))
+    rc, stdout, err = run_main(["compare", str(a), str(b), "--no-progress"], capsys)
+    assert rc == 0, err
+    assert len(calls) == 1
+    line = next(l for l in stdout.splitlines() if "fake.tokens" in l)
+    assert line.split()[2:] == ["1e+14", "2e+14", "2", "*"]
+    assert "2 of 7 headline values move between a and b" in stdout
+    monkeypatch.setitem(sys.modules, "intelligence_per_dollar.analysis.claims", None)  # no ledger: recorded headlines
+    rc, stdout, err = run_main(["claims", "--scenario", str(a), "--no-progress", "--format", "csv"], capsys)
+    assert rc == 0 and len(calls) == 1
+    assert "99_fake,fake.label,$(id)" in stdout and "ledger (intelligence_per_dollar.analysis.claims.ledger) is not available" in err
+
+
+def _subprocess_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("IPD_ROOT", "IPD_DATA", "IPD_CACHE")}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.slow
+def test_real_chapter_failure_exits_1_and_previous_report_survives(tmp_path):
+    """A valid scenario, a chapter that fails (a measurement file broken in a data copy)."""
+    data = tmp_path / "data"
+    shutil.copytree(ROOT / "data", data)
+    gemm = data / "measurements" / "h200-2026-11-29" / "gemm.csv"
+    lines = gemm.read_text().splitlines()
+    lines[-1] = ",".join(["oops"] * len(lines[-1].split(",")))
+    gemm.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "html"
+    out.mkdir()
+    (out / "index.html").write_text("previous good report")
+    proc = subprocess.run([str(IPD), "report", "--scenario", str(ROOT / "data/scenarios/skeptic.yml"),
+                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=300,
+                          env=_subprocess_env(IPD_DATA=str(data), IPD_CACHE=str(tmp_path / "cache")))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert re.search(r"error: chapter \w+ failed at cell \d+: DataError: .*gemm\.csv", proc.stderr), proc.stderr[-2000:]
+    assert "the previous report, if any, is unchanged" in proc.stderr
+    assert (out / "index.html").read_text() == "previous good report"
+
+
+@pytest.mark.slow
+def test_killed_build_leaves_previous_report_intact(tmp_path):
+    out = tmp_path / "html"
+    out.mkdir()
+    (out / "index.html").write_text("previous good report")
+    proc = subprocess.Popen([str(IPD), "report", "--scenario", str(ROOT / "data/scenarios/skeptic.yml"),
+                             "--out", str(out), "--no-progress"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True,
+                            env=_subprocess_env(IPD_CACHE=str(tmp_path / "cache")))
+    try:
+        deadline = time.time() + 120
+        while not list(tmp_path.glob(".staging-*")) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert list(tmp_path.glob(".staging-*")), "the build never started"
+        time.sleep(2)  # midway through chapter 1
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the build and its kernel, started in their own session
+        proc.wait(timeout=60)
+    assert (out / "index.html").read_text() == "previous good report"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+
+
+@pytest.mark.slow
+def test_compare_nvidia_claim_with_skeptic(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("IPD_CACHE", str(tmp_path / "cache"))
+    rc, out, err = run_main(["compare", str(ROOT / "data/scenarios/nvidia-claim.yml"),
+                             str(ROOT / "data/scenarios/skeptic.yml"), "--no-progress", "--changed",
+                             "--chapter", "00_claims", "--chapter", "01_hardware"], capsys)
+    assert rc == 0, err
+    precision = next(l for l in out.splitlines() if "hardware.precision" in l)
+    assert precision.split()[2:4] == ["fp4", "fp8"]
+    assert all(l.rstrip().endswith("*") for l in out.splitlines()[2:] if l.startswith(("00_", "01_")))
+    assert "headline values move between nvidia-claim and skeptic" in out

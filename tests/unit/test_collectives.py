@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from intelligence_per_dollar.model import collectives as co
+
+NVL = co.Link(450e9, 0.8, 3e-6)
+IB = co.Link(50e9, 0.9, 8e-6)
+
+
+def test_ring_formulas():
+    s = 1e9
+    assert co.all_reduce_s(s, 8, co.Link(100e9)) == pytest.approx(2 * 7 / 8 * s / 100e9)
+    assert co.all_gather_s(s, 8, co.Link(100e9)) == pytest.approx(7 / 8 * s / 100e9)
+    assert co.all_reduce_s(s, 1, NVL) == 0
+    assert co.p2p_s(s, co.Link(100e9, 1.0, 1e-6)) == pytest.approx(1e-6 + 0.01)
+
+
+def test_vectorised_and_hierarchical():
+    p = np.array([8, 16, 64, 512])
+    t = co.hierarchical_all_reduce_s(1e9, p, 8, NVL, IB)
+    assert t.shape == (4,) and np.all(np.diff(t) > 0)
+    # inside one domain, hierarchical == flat on NVLink
+    assert co.hierarchical_all_reduce_s(1e9, 8, 8, NVL, IB) == pytest.approx(co.all_reduce_s(1e9, 8, NVL))
+    # an all-to-all spilling out of the NVLink domain is slower than one that stays inside
+    assert co.hierarchical_all_to_all_s(1e9, 16, 8, NVL, IB) > co.hierarchical_all_to_all_s(1e9, 16, 72, NVL, IB)
+
+
+@settings(max_examples=30, deadline=None)
+@given(b=st.floats(0, 1e11), p=st.integers(1, 4096))
+def test_nonnegative_and_bounded(b, p):
+    t = co.all_reduce_s(b, p, IB)
+    assert t >= 0
+    assert t <= 2 * b / IB.effective_bytes_per_s + 2 * p * IB.latency_s + 1e-12
+
+
+def test_bad_link():
+    with pytest.raises(ValueError, match="efficiency"):
+        co.Link(1e9, 1.5)
+    with pytest.raises(ValueError):
+        co.all_reduce_s(-1, 8, NVL)

@@ -1,0 +1,251 @@
+"""Inference model: API contract, physics properties, bad inputs and validation error bounds."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from intelligence_per_dollar.model import inference as inf
+
+LLAMA70 = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
+QWEN30 = dict(layers=48, d_model=2048, heads=32, kv_heads=4, d_ff=6144, vocab=151936, experts=128, top_k=8,
+              expert_d_ff=768, head_dim=128)
+DSV3 = dict(layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256, top_k=8,
+            expert_d_ff=2048, shared_experts=1, dense_layers=3, head_dim=128, q_lora_rank=1536, kv_lora_rank=512,
+            qk_rope_head_dim=64)
+
+
+def test_estimate_api_contract():
+    r = inf.estimate(model=LLAMA70, hardware="H200", gpus=8, precision="fp8", input_tokens=1000, output_tokens=1000,
+                     concurrency=256, parallelism=None)
+    for attr in ("output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "ttft_s", "memory_per_gpu_bytes"):
+        v = getattr(r, attr)
+        assert np.isfinite(v) and v > 0, attr
+    assert set(r.parallelism) >= {"tp", "dp", "ep"}
+    assert r.memory_per_gpu_bytes < 141e9
+    # throughput = concurrency x per-user speed / gpus
+    assert r.output_tokens_per_s_per_gpu == pytest.approx(256 * r.tokens_per_s_per_user / 8, rel=1e-9)
+    assert r.usd_per_mtok(3.0) == pytest.approx(3.0 / 3600 / r.output_tokens_per_s_per_gpu * 1e6)
+    assert r.tokens_per_s_per_mw(1370.0) == pytest.approx(r.output_tokens_per_s_per_gpu / 1370.0 * 1e6)
+    assert r.ttft_s > 0
+
+
+def test_frontier_columns_and_shape():
+    df = inf.frontier(model=LLAMA70, hardware="H200", gpus=8, precision="fp8", input_tokens=1000, output_tokens=1000)
+    for col in ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "ttft_s", "memory_per_gpu_bytes"):
+        assert col in df.columns
+    assert len(df) > 10 and df["concurrency"].is_monotonic_increasing
+    ok = df[df.fits]
+    # interactivity falls as concurrency grows; throughput rises at first
+    assert ok.tokens_per_s_per_user.iloc[0] > ok.tokens_per_s_per_user.iloc[-1]
+    assert ok.output_tokens_per_s_per_gpu.max() > 20 * ok.output_tokens_per_s_per_gpu.iloc[0]
+
+
+def test_frontier_marks_what_does_not_fit():
+    df = inf.frontier(LLAMA70, "H200", 2, "fp8", 1000, 1000, concurrency=[1, 10, 100, 100000], parallelism={"tp": 2})
+    assert list(df.fits) == [True, True, True, False]
+    assert np.isnan(df.output_tokens_per_s_per_gpu.iloc[-1])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 400), st.sampled_from([(1000, 1000), (8192, 1024), (128, 4096)]))
+def test_more_concurrency_never_lowers_throughput_until_memory_binds(c1, c2, lens):
+    lo, hi = sorted((c1, c2))
+    df = inf.frontier(LLAMA70, "H200", 8, "fp8", *lens, concurrency=[lo, hi], parallelism={"tp": 8})
+    if df.fits.all():
+        assert df.output_tokens_per_s_per_gpu.iloc[1] >= df.output_tokens_per_s_per_gpu.iloc[0] * (1 - 1e-9)
+        assert df.tokens_per_s_per_user.iloc[1] <= df.tokens_per_s_per_user.iloc[0] * (1 + 1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(0.0, 20.0), st.integers(1, 1500))
+def test_cost_never_negative(price, conc):
+    r = inf.estimate(QWEN30, "B200", 1, "fp4", 1000, 1000, concurrency=conc)
+    assert r.usd_per_mtok(price) >= 0
+
+
+def test_moe_reads_only_touched_experts():
+    assert inf.expected_experts_touched(1, 256, 8) == pytest.approx(8)
+    assert inf.expected_experts_touched(10000, 256, 8) == pytest.approx(256, rel=1e-6)
+    # decode of a few sequences is cheaper than reading all experts
+    small = inf.estimate(DSV3, "H200", 8, "fp8", 1000, 1000, concurrency=8, parallelism={"tp": 8, "dp": 1, "ep": 1})
+    big = inf.estimate(DSV3, "H200", 8, "fp8", 1000, 1000, concurrency=512, parallelism={"tp": 8, "dp": 1, "ep": 1})
+    assert small.step_time_s < big.step_time_s
+
+
+def test_mla_kv_cache_is_small_and_attention_dp_helps():
+    dp = inf.estimate(DSV3, "H200", 8, "fp8", 1000, 1000, None, {"tp": 1, "dp": 8, "ep": 8})
+    tp = inf.estimate(DSV3, "H200", 8, "fp8", 1000, 1000, None, {"tp": 8, "dp": 1, "ep": 1})
+    # MLA's latent is replicated across TP ranks: attention-DP fits many more sequences
+    assert dp.max_concurrency > 4 * tp.max_concurrency
+
+
+def test_decode_is_memory_bound_prefill_compute_bound():
+    dec = inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, concurrency=1, parallelism={"tp": 8}, mode="decode")
+    weights = 70.6e9 / 8
+    # one sequence: at least the weights read once at the achieved bandwidth, plus launches/all-reduces
+    assert dec.step_time_s > weights / (4.8e12 * 0.88)
+    assert dec.time_breakdown_s["attention"] < 0.1 * dec.step_time_s
+    pre = inf.estimate(LLAMA70, "H200", 2, "fp8", 4096, 1, concurrency=2, parallelism={"tp": 2}, mode="prefill")
+    flops = 2 * 70.6e9 * 4096 * 2 / 2
+    assert pre.step_time_s > flops / 1979e12
+    assert pre.time_breakdown_s["gemm"] + pre.time_breakdown_s["attention"] > 0.7 * pre.step_time_s
+
+
+def test_out_of_sample_nim_latency():
+    """NVIDIA NIM 1.8.0 Llama-3.3-70B-Instruct, 2 x H100 FP8 TP2, 5000 in / 500 out, concurrency 1:
+    TTFT 406.77 ms, ITL 18.58 ms (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md);
+    not used anywhere in the model's data."""
+    e = inf.estimate(LLAMA70, "H100", 2, "fp8", 5000, 500, concurrency=1, parallelism={"tp": 2})
+    assert e.ttft_s == pytest.approx(0.40677, rel=0.25)
+    assert e.step_time_s == pytest.approx(0.01858, rel=0.30)
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"precision": "fp2"}, "precision='fp2' is not allowed"),
+    ({"gpus": 0}, "gpus=0 must be an integer >= 1"),
+    ({"hardware": "H300"}, "not in the catalogue"),
+    ({"concurrency": 100000}, "the KV cache does not fit"),
+    ({"gpus": 1, "precision": "bf16", "hardware": "H100"}, "the weights do not fit"),
+    ({"parallelism": {"tp": 3}}, "does not divide the model's heads"),
+    ({"parallelism": {"pp": 2}}, "unknown key(s) 'pp'"),
+    ({"parallelism": {"tp": 16}}, "exceeds the NVLink domain"),
+    ({"input_tokens": 0}, "input_tokens=0 must be an integer >= 1"),
+    ({"mode": "batch"}, "mode='batch' is not allowed"),
+    ({"concurrency": -3}, "concurrency=-3 must be a number >= 1"),
+])
+def test_bad_inputs_raise_naming_the_constraint(kwargs, needle):
+    args = dict(model=LLAMA70, hardware="H200", gpus=8, precision="fp8", input_tokens=1000, output_tokens=1000,
+                concurrency=64)
+    args.update(kwargs)
+    with pytest.raises(ValueError) as ex:
+        inf.estimate(**args)
+    assert needle in str(ex.value)
+
+
+def test_cost_helpers_reject_bad_values():
+    with pytest.raises(ValueError, match="usd_per_gpu_hour"):
+        inf.usd_per_mtok(100.0, -1.0)
+    with pytest.raises(ValueError, match="power_w_per_gpu"):
+        inf.tokens_per_s_per_mw(100.0, 0.0)
+
+
+# ---- validation against measured results --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def table():
+    return inf.validation_table()
+
+
+def test_every_case_has_a_source(table):
+    assert len(table) >= 60
+    for case in inf.runs():
+        assert case["provenance"].source_url.startswith(("https://", "data/")) and case["citation"]
+
+
+def test_dense_hopper_serving_within_15_percent(table):
+    """TensorRT-LLM Llama-3.3-70B on H100/H200 (dense, FP8): the roofline + calibrated kernels hold."""
+    g = table[table.case.str.contains("llama70b-h")]
+    assert len(g) == 7
+    assert g.error.abs().median() <= 0.15
+    assert g.error.abs().max() <= 0.25
+
+
+def test_skinny_gemm_bf16_within_20_percent(table):
+    g = table[table.group == "h200-skinny-bf16"]
+    assert g.error.abs().max() <= 0.20
+
+
+def test_skinny_gemm_fp8_eager_floor(table):
+    """FP8 skinny GEMMs (eager torch._scaled_mm): below ~M=128 the host dispatch paces the timing;
+    the eager floor (``eager_dispatch_s``) applies to these single-call measurements only."""
+    g = table[table.group == "h200-skinny-fp8"]
+    assert len(g) == 6 and g.error.abs().max() <= 0.20
+
+
+def test_grouped_expert_gemms_follow_the_roofline(table):
+    """Item 1 of the MoE physics: expert GEMMs with 64 tokens per expert sit on the memory roof
+    (each expert's weights re-read), >= 256 on the compute roof (measured on our H200)."""
+    g = table[table.group == "h200-grouped-gemm"]
+    assert len(g) == 20
+    assert g.error.abs().median() <= 0.05 and g.error.abs().max() <= 0.10
+
+
+def test_h200_measured_groups_within_15_percent(table):
+    """Every group measured by the project on its H200 meets the issue's 15% median target."""
+    for grp in ("h200-decode-step", "h200-prefill", "h200-skinny-bf16", "h200-skinny-fp8", "h200-grouped-gemm",
+                "h200-moe-decode"):
+        assert table[table.group == grp].error.abs().median() <= 0.15, grp
+
+
+def test_known_gaps_stay_bounded(table):
+    """Documented misses (see the validation notes in the chapter): MoE serving at max load and
+    Blackwell FP4 are still over-predicted (less so since the kernel floor and the grouped-GEMM
+    efficiency were added). These bounds record the current state so a regression fails."""
+    over = table[table.group.str.startswith("trtllm") | (table.group == "sglang-large-ep")]
+    assert (over.error > -0.15).all()            # never badly under-predicted
+    assert over.error.median() <= 0.40
+    for grp, bound in (("trtllm-qwen3-30b", 0.25), ("trtllm-qwen3-235b", 0.50), ("trtllm-dsr1", 0.50),
+                       ("sglang-large-ep", 0.50), ("trtllm-llama70b", 0.22)):
+        assert table[table.group == grp].error.abs().median() <= bound, grp
+
+
+def test_issue_target_median_15_percent(table):
+    """Issue 4's target: median |error| <= 15% over all measured cases."""
+    assert table.error.abs().median() <= 0.15
+
+
+def test_ep_load_imbalance_properties():
+    assert inf.ep_load_imbalance(1000, 256, 1, 0.6) == pytest.approx(1.0)
+    few, many = inf.ep_load_imbalance([100, 1e6], 256, 8, 0.6)
+    assert few > many > 1.0                      # finite-batch noise shrinks, popularity skew stays
+    assert inf.ep_load_imbalance(1e9, 256, 72, 0.6) == pytest.approx(1 + (2 * np.log(72) * 0.36 * 72 / 256) ** 0.5)
+    assert inf.ep_load_imbalance(1e9, 256, 72, 0.0) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_host_overhead_only_binds_small_models_at_large_batch():
+    small = inf.estimate(QWEN30, "B200", 1, "fp4", 1000, 1000, concurrency=1500)
+    assert small.step_time_s == pytest.approx(inf.host_time_s(1500, inf._assumed("host_step_s", "central"),
+                                                              inf._assumed("host_per_sequence_s", "central")))
+    big = inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, concurrency=64, parallelism={"tp": 8})
+    assert big.step_time_s > inf.host_time_s(64, inf._assumed("host_step_s", "central"),
+                                             inf._assumed("host_per_sequence_s", "central"))
+
+
+def test_summary_has_all(table):
+    s = inf.validation_summary(table)
+    assert "all" in s.index and np.isfinite(s.loc["all", "median"])
+
+
+def test_h200_measured_decode_steps_and_prefill(table):
+    """Whole decode steps (CUDA graph, batch 1-256) and prefill of a Llama-3-8B shape measured on the
+    project's H200 (data/measurements/h200-2026-11-30): the model's kernels were not fitted to them."""
+    dec = table[table.group == "h200-decode-step"]
+    pre = table[table.group == "h200-prefill"]
+    assert len(dec) == 6 and len(pre) == 3
+    assert dec.error.abs().median() <= 0.12 and dec.error.abs().max() <= 0.18
+    assert pre.error.abs().max() <= 0.08
+
+
+def test_h200_measured_moe_decode_steps(table):
+    """Whole MoE decode steps (Qwen3-30B-A3B shape, 128 experts top-8, CUDA graph, batch 1-512) on the
+    project's H200: 1.7-4.5x the byte roofline, explained by the per-kernel floor (calibrated on the
+    dense batch-1 step), the grouped-GEMM weight-stream efficiency and launch cost, and the atomic combine."""
+    g = table[table.group == "h200-moe-decode"]
+    assert len(g) == 6
+    assert g.error.abs().median() <= 0.05 and g.error.abs().max() <= 0.12
+
+
+def test_moe_decode_pays_kernel_floor_and_grouped_gemm_costs():
+    """At batch 1 a 48-layer MoE reads ~6 GB of active weights (~1.4 ms at 4.2 TB/s) but launches
+    ~2,000 kernels: the step is several times its byte roofline; a fused engine launches fewer."""
+    ref = inf.estimate(QWEN30, "H200", 1, "bf16", 1024, 1, 1, {"tp": 1}, mode="decode", implementation="pytorch")
+    eng = inf.estimate(QWEN30, "H200", 1, "bf16", 1024, 1, 1, {"tp": 1}, mode="decode")
+    assert ref.step_time_s > 4 * 6.1e9 / 4.8e12
+    assert eng.step_time_s < ref.step_time_s
+    # grouped GEMMs stream weights slower than dense GEMMs and pay a fixed launch
+    ctx = inf._context(QWEN30, "H200", "bf16", 1024, 1, None, "decode", "central")
+    dense = float(inf._gemm(ctx, 8.0, 1536, 2048, 8))
+    grouped = float(inf._grouped_gemm(ctx, 8.0, 1536, 2048, 8))
+    assert grouped > dense / inf._assumed("grouped_gemm_hbm_efficiency", "central") * 0.99
+    with pytest.raises(ValueError, match="implementation='numpy' is not allowed"):
+        inf.estimate(QWEN30, "H200", 1, "bf16", 1024, 1, 1, implementation="numpy")
