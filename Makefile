@@ -1,11 +1,12 @@
-# The two README commands: `make report` builds the whole book, `make test` runs every test.
+# The two README commands: `make report` builds the whole book, `make test` runs every test
+# (`make test-fast`: the quick subset, no chapter execution, no book build, no browser).
 # Each target bootstraps its own virtual environment (.venv) with the pinned dependencies.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: report test explore bench lab clean venv
+.PHONY: report test test-fast explore bench lab clean venv
 
 venv: $(STAMP)
 
@@ -19,9 +20,14 @@ $(STAMP): pyproject.toml
 report: $(STAMP)
 	$(PY) -m intelligence_per_dollar.app.build build/html
 
-## Run all the tests (unit, property, validation, notebooks, book build, browser)
+## Run all the tests (unit, property, validation, notebooks, book build, browser); what CI runs.
+## The book is built once per session and every chapter is executed once (under 6 minutes on 2 cores).
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=20
+
+## The fast subset (under 60 s): unit and property tests, no chapter execution, no browser
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow and not browser"
 
 ## Serve the Voila dashboard (nbs/explore.ipynb) offline on http://127.0.0.1:8866/
 explore: $(STAMP)

@@ -17,7 +17,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from intelligence_per_dollar import inference, post_training  # noqa: E402
+from intelligence_per_dollar.model import inference, post_training  # noqa: E402
 
 LLAMA70 = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
 NU = dict(layers=88, d_model=8192, heads=64, kv_heads=8, d_ff=8192, vocab=131072, experts=512, top_k=22,
@@ -45,9 +45,9 @@ def main() -> None:
                                              parallelism={"tp": 1, "dp": 72, "ep": 72}))
     print(f"frontier, 10,000 concurrencies, 550B MoE on GB200 NVL72:     {t_moe * 1e3:7.1f} ms")
     t0 = time.perf_counter()
-    post_training.rl_step(NU, "GB200", 144, 144)
+    post_training.workload_step("GB200")
     cold = time.perf_counter() - t0
-    warm = _best(lambda: post_training.rl_step(NU, "GB200", 144, 144, output_tokens_sigma=0.9, group_size=8), 20)
+    warm = _best(lambda: post_training.workload_step("GB200", output_tokens_sigma=0.9, group_size=8), 20)
     print(f"rl_step, first call (inference + training search, cached):  {cold * 1e3:7.1f} ms")
     print(f"rl_step, one evaluation (cached fleet models):               {warm * 1e3:7.3f} ms  (target < 5 ms)")
     t_est = _best(lambda: inference.estimate(NU, "GB200", 72, "fp4", 1024, 8000, 4096))

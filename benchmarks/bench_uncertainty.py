@@ -13,15 +13,17 @@ import numpy as np
 
 from intelligence_per_dollar.model import economics as e
 from intelligence_per_dollar.model import uncertainty as u
+from intelligence_per_dollar.sources import assumptions as sa
+
 
 def gb200_usd_per_gpu_hour(v):
     """GB200 NVL72 USD per GPU-hour, its rack price sampled from data/prices/prices.csv."""
-    return e.platform_usd_per_gpu_hour(v, "GB200-NVL72")
+    return e.system_usd_per_gpu_hour(v, "GB200-NVL72")
 
 
 def vr_break_even_rack_usd(v):
     """Vera Rubin NVL72 break-even rack price if it needs 1/4 the GPU-hours of GB200 NVL72."""
-    return e.platform_break_even_price_usd(v, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
+    return e.system_break_even_price_usd(v, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
 
 
 def swe_usd_per_success(v):
@@ -34,7 +36,7 @@ def swe_usd_per_success(v):
 
 
 def main(n: int = 100_000, seed: int = 2026) -> None:
-    econ, tasks = e.book_assumptions(), e.task_assumptions()
+    econ, tasks = sa.book_assumptions(), sa.task_assumptions()
     for label, fn, recs in [("GB200 USD/GPU-hour", gb200_usd_per_gpu_hour, econ),
                             ("VR NVL72 break-even rack USD", vr_break_even_rack_usd, econ),
                             ("SWE task USD/success", swe_usd_per_success, tasks)]:

@@ -1,20 +1,18 @@
-"""Chapter 3 (post-training) executed by papermill with default and alternative parameters;
-assertions are on the recorded headline numbers."""
+"""Chapter 3 (post-training): assertions on the headline numbers the session's one execution
+recorded; alternative parameters through the lib functions the chapter calls; bad parameters stop
+the chapter in its parameter-check cell."""
 
 import pytest
 
 from intelligence_per_dollar.app import build
-from intelligence_per_dollar.views.notebook import read_records
-
-
-def _run(tmp_path, **params):
-    return read_records(build.execute_chapter("03_post_training", tmp_path, params))["post_training"]
+from intelligence_per_dollar.model import post_training as pt
+from intelligence_per_dollar.sources import models, workloads
 
 
 @pytest.mark.slow
-def test_post_training_chapter_default(tmp_path):
-    rec = _run(tmp_path)
-    assert rec["platforms"] == ["GB200", "VR200"]
+def test_post_training_chapter_default(report_records):
+    rec = report_records["03_post_training"]["post_training"]
+    assert rec["accelerators"] == ["GB200", "VR200"]
     # Vera Rubin runs the same RL step faster on the same GPU count
     assert rec["step_time_s"]["VR200"] < rec["step_time_s"]["GB200"]
     # generation dominates a synchronous reasoning-RL step
@@ -31,23 +29,35 @@ def test_post_training_chapter_default(tmp_path):
     assert rec["inference_dense_hopper_median_abs_error"] <= 0.15
 
 
-@pytest.mark.slow
-def test_post_training_chapter_alternative_parameters(tmp_path):
-    rec = _run(tmp_path, policy="deepseek-v3", platforms=["H200", "GB200"], fleet_gpus=256, rollout_precision="fp8",
-               async_depth=2, group_size=8, output_tokens_mean=4000.0, campaign_steps=500,
-               usd_overrides={"H200": 2.5}, rollout_efficiency=1.0)
-    assert rec["policy"] == "deepseek-v3" and rec["platforms"] == ["H200", "GB200"]
-    assert rec["rollout_gpus"] + rec["trainer_gpus"] == 256
-    assert rec["rollout_efficiency"] == 1.0
-    assert rec["step_time_s"]["GB200"] < rec["step_time_s"]["H200"]
-    assert set(rec["campaign_cost_usd"]) == {"H200", "GB200"}
+def test_post_training_alternative_parameters_through_the_chapters_lib_calls():
+    """What chapter 3 computes for DeepSeek-V3 on H200 and GB200 with a 256-GPU fleet, FP8 rollouts,
+    two steps of staleness, groups of 8, 4,000-token rollouts, no serving derate and a fixed H200
+    price: the same lib calls its cells make, without executing the notebook."""
+    book = workloads.rl()
+    rollout_gpus, trainer_gpus = pt.split_gpus(256, book.rollout_fraction)
+    assert rollout_gpus + trainer_gpus == 256
+    changed = dict(rollout_precision="fp8", async_depth=2, group_size=8, output_tokens_mean=4000.0,
+                   rollout_efficiency=1.0)
+    usd_overrides = {"H200": 2.5}
+    policy = models.get("DeepSeek-V3")
+
+    def step_kw(accelerator):
+        return {**pt.workload_inputs(book, accelerator, usd_overrides), **changed}
+
+    steps = {a: pt.rl_step(policy, a, rollout_gpus, trainer_gpus, **step_kw(a)) for a in ("H200", "GB200")}
+    assert steps["GB200"].step_time_s < steps["H200"].step_time_s
+    assert step_kw("H200")["usd_per_gpu_hour"] == 2.5
+    assert step_kw("GB200")["usd_per_gpu_hour"] == pt.owner_usd_per_gpu_hour("GB200")
+    camp = {a: pt.campaign(policy, a, rollout_gpus, trainer_gpus, 500, **step_kw(a)) for a in ("H200", "GB200")}
+    for a, c in camp.items():
+        assert c.cost_usd == pytest.approx(steps[a].cost_usd * 500) and c.days > 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("params,needle", [
     ({"policy": "gpt-5"}, "policy='gpt-5' is not allowed"),
     ({"async_depth": -1}, "async_depth=-1 is out of range"),
-    ({"platforms": ["GB200", "H300"]}, "unknown name(s) ['H300']"),
+    ({"accelerators": ["GB200", "H300"]}, "unknown name(s) ['H300']"),
 ])
 def test_bad_parameter_stops_with_one_clear_error(tmp_path, params, needle):
     with pytest.raises(build.ChapterFailed) as ex:

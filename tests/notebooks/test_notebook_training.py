@@ -1,47 +1,50 @@
-"""Chapter 2 executed by papermill with default and alternative parameters; assertions on the
-recorded numbers (both sizing regimes, the decomposition, validation, the explore panel agreeing
-with the headline). Plus the widget's speed and paths, and bad-parameter runs."""
+"""Chapter 2: assertions on the numbers the session's one execution recorded (both sizing regimes,
+the decomposition, validation, the explore panel agreeing with the headline); alternative
+parameters through the lib functions the chapter calls; bad parameters stop the chapter; the
+explore widget's paths. Its speed is measured in benchmarks/bench_widgets.py."""
 
-import time
+import ast
 
+import nbformat
 import pytest
 
+from conftest import ROOT
+from intelligence_per_dollar.analysis import claims
+from intelligence_per_dollar.analysis import training as at
 from intelligence_per_dollar.app import build
+from intelligence_per_dollar.model import architecture
+from intelligence_per_dollar.model import training
 from intelligence_per_dollar.views import widgets_training as wt
-from intelligence_per_dollar.views.notebook import read_records
-
-
-def _run(tmp_path, **params):
-    return build.execute_chapter("02_training", tmp_path, params)
-
 
 REGIMES = ("batch-limited", "throughput")
 
 
-def _check_regimes(rec, systems, base="GB200", new="VR200"):
-    regs = rec["regimes"]
+def _check_regimes(regs, accelerators, claimed_ratio, base="GB200", new="VR200"):
+    """Each regime sizes whole racks of every accelerator, and its ratio is the challenger's GPUs
+    over the baseline's."""
     assert set(regs) == set(REGIMES)
     for g in REGIMES:
         r = regs[g]
-        assert set(r["gpus"]) == set(systems)
-        for p in systems:
-            if r["gpus"][p] is not None:
-                dom = 8 if p.startswith("H100") else 72
-                assert r["gpus"][p] == r["racks"][p] * dom
-                assert 0 < r["mfu"][p] < 1 and r["step_time_s"][p] > 0
+        assert set(r["gpus"]) == set(accelerators)
+        fitted = [p for p in accelerators if r["gpus"][p] is not None]
+        assert {base, new} <= set(fitted), f"{g}: baseline or challenger does not fit"
+        for p in fitted:
+            dom = 8 if p.startswith("H100") else 72
+            assert r["gpus"][p] == r["racks"][p] * dom
+            assert 0 < r["mfu"][p] < 1 and r["step_time_s"][p] > 0
         assert r["ratio"] == pytest.approx(r["gpus"][new] / r["gpus"][base])
-        assert r["reproduces_claim"] == (r["ratio"] <= rec["claimed_ratio"] * 1.10)
-    # the batch-limited regime is the fixed-batch search the rest of the book (claims ledger) uses
-    assert rec["gpus"] == regs["batch-limited"]["gpus"] and rec["ratio"] == regs["batch-limited"]["ratio"]
-    assert rec["ratio_throughput"] == regs["throughput"]["ratio"]
+        assert r["reproduces_claim"] == (r["ratio"] <= claimed_ratio * 1.10)
 
 
 @pytest.mark.slow
-def test_training_chapter_default(tmp_path):
-    rec = read_records(_run(tmp_path))["training"]
-    systems = ["GB200", "GB300", "VR200", "H100-SXM"]
-    _check_regimes(rec, systems)
+def test_training_chapter_default(report_records):
+    rec = report_records["02_training"]["training"]
+    accelerators = ["GB200", "GB300", "VR200", "H100-SXM"]
     regs = rec["regimes"]
+    _check_regimes(regs, accelerators, rec["claimed_ratio"])
+    # the batch-limited regime is the fixed-batch search the rest of the book (claims ledger) uses
+    assert rec["gpus"] == regs["batch-limited"]["gpus"] and rec["ratio"] == regs["batch-limited"]["ratio"]
+    assert rec["ratio_throughput"] == regs["throughput"]["ratio"]
     assert regs["batch-limited"]["gpus"]["H100-SXM"] is None   # nothing fits at the central batch
     for p in ("GB200", "VR200"):
         # at the central batch and 30 days the fixed batch binds: a batch that grows with the
@@ -66,23 +69,30 @@ def test_training_chapter_default(tmp_path):
     assert rec["sensitivity_ratio_max"] >= max(rec["ratio"], rec["ratio_throughput"])
     assert rec["validation_korthikanti_mean_abs_error"] <= 0.03
     assert rec["validation_others_median_abs_error"] <= 0.10
-    assert rec["widget_compute_ms"] < 20
+    assert rec["widget_compute_ms"] > 0
     assert rec["widget_agrees_with_headline"] and rec["widget_gpus"] == rec["gpus"]
     assert 0.9e13 < rec["total_params"] < 1.1e13
 
 
 @pytest.mark.slow
-def test_training_chapter_alternative(tmp_path):
-    rec = read_records(_run(tmp_path, precision="fp8", active_params=0.5e12, days=60.0, global_batch="high",
-                            systems=["GB200", "VR200"]))["training"]
-    assert rec["precision"] == "fp8" and rec["days"] == 60.0
-    assert set(rec["gpus"]) == {"GB200", "VR200"}
-    assert 4e11 < rec["active_params"] < 6e11
-    assert rec["global_batch_tokens"] == 256 * 2**20
-    _check_regimes(rec, ["GB200", "VR200"])
+def test_training_alternative_parameters_through_the_chapters_lib_calls():
+    """What chapter 2 computes with precision fp8, 0.5T active, 60 days, the high global batch and
+    two accelerators: the same lib calls its cells make, without executing the notebook."""
+    accelerators, claimed_ratio = ["GB200", "VR200"], 0.25
+    model = architecture.from_total_active(10e12, 0.5e12)
+    gbt = training.batch_tokens(8192, training.GLOBAL_BATCH_TOKENS["high"])
+    assert gbt == 256 * 2**20
+    head = at.headline(model, accelerators, "fp8", tokens=100e12, days=60.0, seq_len=8192,
+                       global_batch_tokens=gbt, baseline="GB200", challenger="VR200")
+    regs = head.record(claimed_ratio, 0.10)
+    _check_regimes(regs, accelerators, claimed_ratio)
     for g in REGIMES:
-        assert rec["regimes"][g]["gpus"]["VR200"] < rec["regimes"][g]["gpus"]["GB200"]
-    assert rec["widget_agrees_with_headline"] and rec["widget_compute_ms"] < 20
+        assert regs[g]["gpus"]["VR200"] < regs[g]["gpus"]["GB200"]
+    budget = at.flop_budget(model, 8192, 100e12, 60.0)
+    assert 4e11 < budget.active_params < 6e11
+    panel = wt.panel(active=0.5e12, precision="fp8", accelerator="VR200", days=60.0, batch_tokens=gbt,
+                     accelerators=accelerators)
+    assert head.agrees(at.gpus_by_accelerator(panel.result["rows"]))
 
 
 @pytest.mark.slow
@@ -94,20 +104,17 @@ def test_training_chapter_alternative(tmp_path):
 ])
 def test_bad_parameter_stops(tmp_path, params, needle):
     with pytest.raises(build.ChapterFailed) as ex:
-        _run(tmp_path, **params)
+        build.execute_chapter("02_training", tmp_path, params)
     assert "ValueError" in ex.value.message and needle in ex.value.message
 
 
-def test_widget_compute_is_fast():
-    wt.curves(1e12, "fp4", platforms=("GB200", "VR200"))
-    t0 = time.perf_counter()
-    res = wt.compute(1e12, "fp4", "VR200", 30, platforms=("GB200", "VR200"))
-    assert (time.perf_counter() - t0) < 0.02
-    assert [r["platform"] for r in res["rows"]] == ["GB200", "VR200"]
+def test_widget_compute_paths():
+    res = wt.compute(1e12, "fp4", "VR200", 30, accelerators=("GB200", "VR200"))
+    assert [r["accelerator"] for r in res["rows"]] == ["GB200", "VR200"]
     assert all(r["method"].startswith("curve") for r in res["rows"])
-    g = {r["platform"]: r["gpus"] for r in res["rows"]}
+    g = {r["accelerator"]: r["gpus"] for r in res["rows"]}
     assert g["VR200"] < g["GB200"] and g["VR200"] % 72 == 0
-    with pytest.raises(ValueError, match="platform"):
+    with pytest.raises(ValueError, match="accelerator"):
         wt.compute(1e12, "fp4", "TPU", 30)
     with pytest.raises(ValueError, match="regime"):
         wt.compute(1e12, "fp4", "VR200", 30, regime="vendor")
@@ -115,16 +122,13 @@ def test_widget_compute_is_fast():
 
 def test_widget_shows_the_exact_search_where_it_has_run():
     """The panel's answer is the chapter's exact search wherever that search is memoised."""
-    from intelligence_per_dollar.model import training
-
     d = training.deadline(wt._model(1e12), "VR200", "fp4", days=30.0, regime="throughput")
     assert training.deadline_if_cached(wt._model(1e12), "VR200", "fp4", days=30, regime="throughput") is d
-    res = wt.compute(1e12, "fp4", "VR200", 30, regime="throughput", platforms=("VR200",))
+    res = wt.compute(1e12, "fp4", "VR200", 30, regime="throughput", accelerators=("VR200",))
     assert res["rows"][0]["gpus"] == d.gpus and res["rows"][0]["method"] == "exact search"
-    # another deadline: the per-GPU throughput of that search, scaled (instant)
-    t0 = time.perf_counter()
-    res = wt.compute(1e12, "fp4", "VR200", 60, regime="throughput", platforms=("VR200",))
-    assert (time.perf_counter() - t0) < 0.02 and res["rows"][0]["method"].startswith("scaled")
+    # another deadline: the per-GPU throughput of that search, scaled
+    res = wt.compute(1e12, "fp4", "VR200", 60, regime="throughput", accelerators=("VR200",))
+    assert res["rows"][0]["method"].startswith("scaled")
     assert res["rows"][0]["gpus"] == pytest.approx(d.gpus / 2, rel=0.01)
     assert wt.panel is wt.training_panel
     with pytest.raises(ValueError, match="regime"):
@@ -141,13 +145,6 @@ def test_curve_interpolation():
 
 def test_chapter_default_active_params_is_the_ledgers_central_assumption():
     """Chapter 2 and the claims ledger must size the same 10T model."""
-    import ast
-
-    import nbformat
-
-    from conftest import ROOT
-    from intelligence_per_dollar.analysis import claims
-
     nb = nbformat.read(ROOT / "nbs" / "02_training.ipynb", as_version=4)
     params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])][0].source
     defaults = {t.id: ast.literal_eval(n.value) for n in ast.parse(params).body

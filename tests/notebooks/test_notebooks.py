@@ -1,10 +1,9 @@
-"""Chapters: committed without outputs, parameterized, and executed by papermill with default and
-alternative parameters; assertions are on the computed records, not on the run finishing."""
-
-import json
+"""Chapters: committed without outputs and parameterized. Each chapter is executed once per test
+session with its default parameters (the ``built_report`` fixture); the tests here read what it
+recorded. Chapter 1 is also run once with other parameters, and with bad ones (which stop in its
+parameter-check cell, so they are cheap): that tests the chapter's own parameter handling."""
 
 import nbformat
-import papermill as pm
 import pytest
 
 from conftest import ROOT
@@ -17,10 +16,11 @@ NOTEBOOKS = sorted((ROOT / "nbs").glob("*.ipynb"))
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_committed_without_outputs(path):
     nb = nbformat.read(path, as_version=4)
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
-            assert cell.outputs == [], f"{path.name} cell {i} has outputs"
-            assert cell.execution_count is None, f"{path.name} cell {i} has an execution count"
+    code = {i: cell for i, cell in enumerate(nb.cells) if cell.cell_type == "code"}
+    assert code, f"{path.name} has no code cell"
+    assert [i for i, c in code.items() if c.outputs] == [], f"{path.name}: cells with outputs"
+    assert [i for i, c in code.items() if c.execution_count is not None] == [], \
+        f"{path.name}: cells with an execution count"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -44,8 +44,16 @@ def _run(tmp_path, chapter, **params):
 
 
 @pytest.mark.slow
-def test_hardware_chapter_default(tmp_path):
-    rec = read_records(_run(tmp_path, "01_hardware"))["hardware"]
+def test_the_session_report_executed_every_chapter_once(built_report, report_records):
+    _, executed, timings = built_report
+    assert [t.chapter for t in timings] == list(build.CHAPTERS) + ["(book)"]
+    assert sorted(p.stem for p in executed.glob("*.ipynb")) == sorted(build.CHAPTERS)
+    assert all(report_records[ch] for ch in build.CHAPTERS), "a chapter recorded nothing"
+
+
+@pytest.mark.slow
+def test_hardware_chapter_default(report_records):
+    rec = report_records["01_hardware"]["hardware"]
     # The seed compares headline with headline (50 vs 20 PF); like for like it is 35 vs 10.
     assert rec["rubin_vs_blackwell_headline_ratio"] == pytest.approx(2.5, rel=0.02)
     assert rec["rubin_vs_blackwell_dense_ratio"] == pytest.approx(3.5, rel=0.02)
@@ -59,8 +67,9 @@ def test_hardware_chapter_default(tmp_path):
 
 @pytest.mark.slow
 def test_hardware_chapter_alternative_parameters(tmp_path):
+    """The one extra execution of a real chapter: its own handling of every parameter."""
     out = _run(tmp_path, "01_hardware", precision="bf16", baseline="H100-SXM",
-               systems=["H100-SXM", "B200", "VR200"], racks=["HGX-H100", "Vera-Rubin-NVL72"])
+               accelerators=["H100-SXM", "B200", "VR200"], systems=["HGX-H100", "Vera-Rubin-NVL72"])
     rec = read_records(out)["hardware"]
     assert rec["precision"] == "bf16" and rec["baseline"] == "H100-SXM"
     assert set(rec["dense_x_baseline"]) == {"H100-SXM", "B200", "VR200"}
@@ -72,7 +81,7 @@ def test_hardware_chapter_alternative_parameters(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("params,needle", [
     ({"precision": "fp2"}, "precision='fp2' is not allowed"),
-    ({"systems": ["H100-SXM", "H300"]}, "unknown name(s) ['H300']"),
+    ({"accelerators": ["H100-SXM", "H300"]}, "unknown name(s) ['H300']"),
     ({"baseline": 7}, "baseline=7 is not allowed"),
 ])
 def test_bad_parameter_stops_with_one_clear_error(tmp_path, params, needle):

@@ -1,29 +1,27 @@
-import math
-
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from intelligence_per_dollar.model import architecture as ar
+from intelligence_per_dollar.sources import models
 
 GPT3 = dict(layers=96, d_model=12288, heads=96, kv_heads=96, d_ff=49152, vocab=50257, gated_ffn=False,
             tied_embeddings=True)
 LLAMA3_70B = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
-DSV3 = dict(layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256, top_k=8,
-            expert_d_ff=2048, shared_experts=1, dense_layers=3, head_dim=128, q_lora_rank=1536, kv_lora_rank=512,
-            qk_rope_head_dim=64)
 MIXTRAL = dict(layers=32, d_model=4096, heads=32, kv_heads=8, d_ff=14336, vocab=32000, experts=8, top_k=2,
                expert_d_ff=14336)
+DSV3 = models.get("DeepSeek-V3")
 
 
 @pytest.mark.parametrize("model,total,active", [
     (GPT3, 174.6e9, 174.6e9), (LLAMA3_70B, 70.6e9, 70.6e9), (DSV3, 671e9, 37e9), (MIXTRAL, 46.7e9, 12.9e9)])
 def test_known_parameter_counts(model, total, active):
-    assert ar.total_params(model) == pytest.approx(total, rel=0.01)
-    assert ar.active_params(model) == pytest.approx(active, rel=0.02)
+    s = models.spec(model)
+    assert ar.total_params(s) == pytest.approx(total, rel=0.01)
+    assert ar.active_params(s) == pytest.approx(active, rel=0.02)
 
 
 def test_flops_and_kv():
-    s = ar.spec(LLAMA3_70B)
+    s = models.spec(LLAMA3_70B)
     n = ar.matmul_params_active(s)
     assert ar.matmul_flops_per_token(s) == pytest.approx(2 * n + 2 * 8192 * 128256)
     # non-causal attention = 4 s h per layer per token (Narayanan Eq. 3's 4 B s^2 h term)
@@ -39,7 +37,7 @@ def test_flops_and_kv():
     ({**LLAMA3_70B, "top_k": 2}, "top_k"), ({**LLAMA3_70B, "d_model": 8192.5}, "d_model")])
 def test_bad_input(bad, word):
     with pytest.raises(ValueError, match=word):
-        ar.spec(bad)
+        models.spec(bad)
 
 
 @settings(max_examples=30, deadline=None)

@@ -18,6 +18,7 @@ import pytest
 from conftest import ROOT
 from intelligence_per_dollar.app import build, cli
 from intelligence_per_dollar.app import scenario as sc
+from intelligence_per_dollar.app.scenario import cache as sc_cache
 from test_scenario import fake_root, write  # noqa: F401 - fixture
 
 IPD = Path(sys.executable).parent / "ipd"
@@ -67,7 +68,7 @@ def test_bad_arguments_exit_2(capsys):
 
 
 def test_unknown_chapter_argument_exits_2(capsys, no_execution):
-    rc, _, err = run_main(["claims", "--chapter", "07_nope", "--no-progress"], capsys)
+    rc, _, err = run_main(["params", "07_nope"], capsys)
     assert rc == 2 and "unknown chapter(s) 07_nope" in err
 
 
@@ -77,31 +78,30 @@ def test_unknown_chapter_argument_exits_2(capsys, no_execution):
 BAD = """\
 01_hardware:
   precision: fp2
-  systems: H100-SXM
+  accelerators: H100-SXM
   colour: blue
 02_not_a_chapter: {}
 """
 
 
-@pytest.mark.parametrize("command", ["report", "claims", "compare", "validate"])
-def test_invalid_scenario_lists_every_problem_and_runs_nothing(command, tmp_path, capsys, no_execution):
+@pytest.mark.parametrize("command,n_files", [("report", 1), ("claims", 1), ("compare", 2), ("validate", 2)])
+def test_invalid_scenario_lists_every_problem_and_runs_nothing(command, n_files, tmp_path, capsys, no_execution):
     bad = write(tmp_path, BAD, "bad.yml")
     other = write(tmp_path, "01_hardware:\n  baseline: 5\n", "other.yml")
-    argv = {"report": ["report", "--scenario", str(bad), "--out", str(tmp_path / "html")],
+    argv = {"report": ["report", "--scenario", str(bad), "--out", str(tmp_path / "html"), "--no-progress"],
             "claims": ["claims", "--scenario", str(bad)],
-            "compare": ["compare", str(bad), str(other)],
+            "compare": ["compare", str(bad), str(other), "--no-progress"],
             "validate": ["validate", str(bad), str(other)]}[command]
-    rc, out, err = run_main(argv + (["--no-progress"] if command != "validate" else []), capsys)
+    rc, out, err = run_main(argv, capsys)
     assert rc == 2
     assert f"{bad}:2: 01_hardware.precision: parameter precision='fp2' is not allowed" in err
-    assert f"{bad}:3: 01_hardware.systems: Input should be a valid list (got 'H100-SXM')" in err
+    assert f"{bad}:3: 01_hardware.accelerators: Input should be a valid list (got 'H100-SXM')" in err
     assert f"{bad}:4: 01_hardware.colour: unknown parameter 'colour'" in err
     assert f"{bad}:5: 02_not_a_chapter: unknown chapter" in err
-    if command in ("compare", "validate"):  # both files checked before anything runs
-        assert f"{other}:2: 01_hardware.baseline: Input should be a valid string (got 5)" in err
-        assert "invalid scenario: 5 problems" in err
-    else:
-        assert "invalid scenario: 4 problems" in err
+    # with two files, both are checked before anything runs
+    other_problem = f"{other}:2: 01_hardware.baseline: Input should be a valid string (got 5)"
+    assert (other_problem in err) == (n_files == 2)
+    assert f"invalid scenario: {4 + (n_files == 2)} problems" in err
     assert not (tmp_path / "html").exists()
 
 
@@ -147,43 +147,62 @@ def test_compare_table_marks_what_moves():
     assert text.splitlines()[1] == "|---|---:|---:|"
 
 
-def test_claims_passes_what_the_scenario_sets_to_the_ledger(monkeypatch):
+@pytest.fixture
+def fake_ledger(monkeypatch):
+    """``cli.claims`` replaced by a stand-in whose ledger records the arguments it gets."""
+    import pandas as pd
+
     seen = {}
 
-    def ledger(assumption_overrides=None, *, n=20_000, seed=2026, training_precision="fp4", only=None):
+    def ledger(assumption_overrides=None, *, n=20_000, seed=2026, training_precision="fp4", training_range=True,
+               only=None):
         seen.update(assumption_overrides=assumption_overrides, n=n, seed=seed, training_precision=training_precision)
-        import pandas as pd
         return pd.DataFrame([{"id": "train_quarter_gpus", "claim": "a quarter of the GPUs", "verdict": "supported only if",
                               "detail": "x" * 200}])
 
-    mod = types.ModuleType("intelligence_per_dollar.analysis.claims")
-    mod.ledger = ledger
-    mod.all_assumptions = lambda: {"pue": None, "wacc": None, "utilisation": None}
-    mod.overrides = lambda racks=None, **named: {**named, **{f"{k}.system_price_usd": v for k, v in (racks or {}).items()}}
-    monkeypatch.setitem(sys.modules, "intelligence_per_dollar.analysis.claims", mod)
+    def overrides(racks=None, **named):
+        return {**named, **{f"{k}.system_price_usd": v for k, v in (racks or {}).items()}}
+
+    fake = types.SimpleNamespace(ledger=ledger, overrides=overrides,
+                                 all_assumptions=lambda: {"pue": None, "wacc": None, "utilisation": None})
+    monkeypatch.setattr(cli, "claims", fake)
+    return seen
+
+
+def test_claims_passes_what_the_scenario_sets_to_the_ledger(fake_ledger):
     scn = sc.Scenario("s.yml", None, {
         "04_intelligence_per_dollar": {"pue": 1.54, "wacc": None, "task_steps": 50, "seed": 7, "mc_samples": 500,
                                        "rack_prices_usd": {"Vera-Rubin-NVL72": 9.1e6}},
         "02_training": {"precision": "fp8"}}, {})
     df, note = cli._ledger(scn)
-    assert seen == {"assumption_overrides": {"pue": 1.54, "Vera-Rubin-NVL72.system_price_usd": 9.1e6},
-                    "n": 500, "seed": 7, "training_precision": "fp8"}
+    assert fake_ledger == {"assumption_overrides": {"pue": 1.54, "Vera-Rubin-NVL72.system_price_usd": 9.1e6},
+                           "n": 500, "seed": 7, "training_precision": "fp8"}
     assert list(df.columns) == ["id", "claim", "verdict", "detail"]
     assert "04_intelligence_per_dollar.pue=1.54" in note
     # nothing set: the ledger's own defaults
-    seen.clear()
-    cli._ledger(sc.defaults())
-    assert seen["assumption_overrides"] is None and seen["n"] == 20_000
+    fake_ledger.clear()
+    df, note = cli._ledger(sc.defaults())
+    assert fake_ledger["assumption_overrides"] is None and fake_ledger["n"] == 20_000
+    assert note.endswith("the ledger's own assumptions")
 
 
-def test_claims_falls_back_to_a_claims_record_or_the_headlines(monkeypatch):
-    monkeypatch.setitem(sys.modules, "intelligence_per_dollar.analysis.claims", None)  # import fails
-    scn = sc.defaults()
-    rows = [{"claim": "10x", "verdict": "no"}]
-    df, note = cli._ledger(scn, {"00_claims": {"claims": rows}})
-    assert df.to_dict("records") == rows
-    df, note = cli._ledger(scn, {"01_hardware": {"hardware": {"x": 1.0}}})
-    assert df is None and "not available" in note
+def test_the_ledger_chapter_wins_when_several_chapters_set_a_value(fake_ledger):
+    scn = sc.Scenario("s.yml", None, {"00_claims": {"utilisation": 0.6, "mc_samples": 100},
+                                      "04_intelligence_per_dollar": {"utilisation": 0.9, "mc_samples": 500}}, {})
+    kwargs, applied = cli.ledger_arguments(scn)
+    assert kwargs == {"assumption_overrides": {"utilisation": 0.6}, "n": 100}
+    assert applied == ["00_claims.utilisation=0.6", "00_claims.mc_samples=100"]
+
+
+def test_claims_columns(fake_ledger, capsys, no_execution):
+    rc, out, _ = run_main(["claims", "--columns", "id,verdict"], capsys)
+    assert rc == 0 and out.splitlines()[0].split() == ["id", "verdict"]
+    rc, out, _ = run_main(["claims"], capsys)
+    assert out.splitlines()[0].split() == ["id", "verdict"]  # the default columns this ledger has
+    rc, _, err = run_main(["claims", "--columns", "id,colour"], capsys)
+    assert rc == 2 and "unknown column(s) colour" in err
+    rc, out, _ = run_main(["claims", "--format", "csv"], capsys)
+    assert out.splitlines()[0] == "id,claim,verdict,detail" and "x" * 200 in out
 
 
 def test_claims_prints_the_real_ledger(capsys, no_execution):
@@ -212,10 +231,10 @@ def test_report_failure_names_chapter_and_cell_and_keeps_previous_report(fake_ro
 
 
 @pytest.mark.slow
-def test_report_builds_under_a_scenario_then_compare_and_claims_reuse_it(fake_root, tmp_path, capsys, monkeypatch):
+def test_report_builds_under_a_scenario_then_compare_reuses_it(fake_root, tmp_path, capsys, monkeypatch):
     from intelligence_per_dollar.views.notebook import read_records
 
-    monkeypatch.setattr(sc, "_code_fingerprint", lambda: "fixed")  # others may edit lib meanwhile
+    monkeypatch.setattr(sc_cache, "_code_fingerprint", lambda: "fixed")  # others may edit lib meanwhile
     out = tmp_path / "html"
     a = write(tmp_path, "description: A\n99_fake:\n  mode: b\n  tokens: 1e14\n  label: \"$(id)\"\n", "a.yml")
     b = write(tmp_path, "99_fake:\n  mode: b\n  tokens: 2e14\n", "b.yml")
@@ -226,7 +245,7 @@ def test_report_builds_under_a_scenario_then_compare_and_claims_reuse_it(fake_ro
     rec = read_records(tmp_path / "html-executed" / "99_fake.ipynb")["fake"]
     assert rec == {"mode": "b", "base": "x", "items": ["x", "y"], "n": 3, "share": 0.5, "tokens": 1e14,
                    "label": "$(id)"}
-    # the report's execution is cached: compare executes only b, claims nothing at all
+    # the report's execution is cached: compare executes only b
     calls = []
     real = build.execute_chapter
     monkeypatch.setattr(build, "execute_chapter", lambda *a, **k: calls.append(a) or real(*a, **k))
@@ -236,10 +255,6 @@ def test_report_builds_under_a_scenario_then_compare_and_claims_reuse_it(fake_ro
     line = next(l for l in stdout.splitlines() if "fake.tokens" in l)
     assert line.split()[2:] == ["1e+14", "2e+14", "2", "*"]
     assert "2 of 7 headline values move between a and b" in stdout
-    monkeypatch.setitem(sys.modules, "intelligence_per_dollar.analysis.claims", None)  # no ledger: recorded headlines
-    rc, stdout, err = run_main(["claims", "--scenario", str(a), "--no-progress", "--format", "csv"], capsys)
-    assert rc == 0 and len(calls) == 1
-    assert "99_fake,fake.label,$(id)" in stdout and "ledger (intelligence_per_dollar.analysis.claims.ledger) is not available" in err
 
 
 def _subprocess_env(**extra):
@@ -296,9 +311,10 @@ def test_compare_nvidia_claim_with_skeptic(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("IPD_CACHE", str(tmp_path / "cache"))
     rc, out, err = run_main(["compare", str(ROOT / "data/scenarios/nvidia-claim.yml"),
                              str(ROOT / "data/scenarios/skeptic.yml"), "--no-progress", "--changed",
-                             "--chapter", "00_claims", "--chapter", "01_hardware"], capsys)
+                             "--chapter", "01_hardware"], capsys)
     assert rc == 0, err
     precision = next(l for l in out.splitlines() if "hardware.precision" in l)
     assert precision.split()[2:4] == ["fp4", "fp8"]
-    assert all(l.rstrip().endswith("*") for l in out.splitlines()[2:] if l.startswith(("00_", "01_")))
+    rows = [l for l in out.splitlines()[2:] if l.startswith("01_")]
+    assert rows and all(l.rstrip().endswith("*") for l in rows)
     assert "headline values move between nvidia-claim and skeptic" in out

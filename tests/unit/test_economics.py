@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from intelligence_per_dollar.model import economics as e
-from intelligence_per_dollar.sources import io
+from intelligence_per_dollar.sources import assumptions as sa
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -91,10 +88,10 @@ def test_utilisation_scales_cost_inversely():
 
 
 def test_central_assumptions_give_plausible_rates():
-    c = e.centrals(e.assumptions())
+    c = sa.centrals(sa.assumptions())
     h100 = e.usd_per_gpu_hour(250_000 / 8, **e.cost_kwargs(c, "H100-SXM"))
     assert 1.0 < h100 < 3.5          # market: owner ~1.2, rental ~2-3 USD/h (shared/facts)
-    with pytest.raises(ValueError, match="platform"):
+    with pytest.raises(ValueError, match="accelerator='TPU'"):
         e.cost_kwargs(c, "TPU")
 
 
@@ -204,7 +201,7 @@ def test_break_even_price_worked_example():
 @given(r1=st.floats(0.1, 10), r2=st.floats(0.1, 10), ref=st.floats(0.1, 20), power=st.floats(500, 4000))
 def test_break_even_rises_with_candidate_efficiency(r1, r2, ref, power):
     lo, hi = sorted((r1, r2))
-    c = e.centrals(e.assumptions())
+    c = sa.centrals(sa.assumptions())
     kw = e.cost_kwargs(c)
     a = e.break_even_price_usd(ref, lo, 72, power, **kw)
     b = e.break_even_price_usd(ref, hi, 72, power, **kw)
@@ -247,104 +244,43 @@ def test_bad_input_raises_clear_value_error(call, match):
         call()
 
 
-# ---------------------------------------------------------------- loaders
+# ---------------------------------------------------------------- systems, determinism
 
-def test_assumption_files_load_and_are_frozen():
-    econ, tasks = e.assumptions(), e.task_assumptions()
-    for name in e.COST_ASSUMPTIONS:
-        assert name in econ
-    assert tasks["swe_bench_verified_resolve_rate"].central == pytest.approx(0.717)
-    for recs in (econ, tasks):
-        for a in recs.values():
-            assert a.low <= a.central <= a.high
-            assert a.provenance.kind in io.KINDS
-    a = econ["pue"]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        a.central = 2.0  # type: ignore[misc]
-    with pytest.raises(TypeError):
-        econ["pue"] = a  # type: ignore[index]
-
-
-HEADER = "name,unit,low,central,high,source_url,date_read,kind,note\n"
-
-
-@pytest.mark.parametrize("row, where", [
-    ("x,1,2,1,3,https://a.b,2026-11-29,estimate,\n", "row 2, column 'low'"),
-    ("x,1,1,4,3,https://a.b,2026-11-29,estimate,\n", "row 2, column 'high'"),
-    ("x,1,one,2,3,https://a.b,2026-11-29,estimate,\n", "row 2, column 'low'"),
-    ("x,1,1,2,3,nowhere,2026-11-29,estimate,\n", "row 2, column 'source_url'"),
-    ("x,1,1,2,3,https://a.b,2026-11-29,guess,\n", "row 2, column 'kind'"),
-    ("x,1,1,2,3,https://a.b,2026-11-29,estimate,\nx,1,1,2,3,https://a.b,2026-11-29,estimate,\n",
-     "row 3, column 'name'"),
-])
-def test_bad_assumption_file_names_file_row_column(tmp_path, row, where):
-    f = tmp_path / "bad.csv"
-    f.write_text(HEADER + row)
-    with pytest.raises(io.DataError) as err:
-        e.parse_ranges(f)
-    assert str(f) in str(err.value) and where in str(err.value)
-
-
-def test_prices_file_one_used_row_per_key():
-    recs = e.prices()
-    for key in ("Vera-Rubin-NVL72.system_price_usd", "GB200-NVL72.system_price_usd",
-                "H100-SXM.rental_usd_per_gpu_hour", "GB200.rental_usd_per_gpu_hour"):
-        assert key in recs, key
-    # the analysts' rack estimates the issue names: VR NVL72 ~ $7.8M, GB200 NVL72 ~ $3.5-4M
-    assert recs["Vera-Rubin-NVL72.system_price_usd"].central == pytest.approx(7.8e6, rel=0.01)
-    assert 3.0e6 <= recs["GB200-NVL72.system_price_usd"].central <= 4.0e6
-    assert all(a.low <= a.central <= a.high for a in recs.values())
-    assert all("." in k for k in recs)
-    assert not math.isnan(sum(a.central for a in recs.values()))
-
-
-# ---------------------------------------------------------------- platforms, overrides, determinism
-
-def test_platform_cost_uses_catalogue_and_prices():
-    c = e.centrals(e.book_assumptions())
-    got = e.platform_usd_per_gpu_hour(c, "GB200-NVL72")
+def test_system_cost_uses_catalogue_and_prices():
+    assert e.accelerator_and_gpus("GB200-NVL72") == ("GB200", 72)
+    c = sa.centrals(sa.book_assumptions())
+    got = e.system_usd_per_gpu_hour(c, "GB200-NVL72")
     want = e.usd_per_gpu_hour(c["GB200-NVL72.system_price_usd"] / 72, **e.cost_kwargs(c, "GB200"))
     assert got == pytest.approx(want)
-    b = e.platform_usd_per_gpu_hour(c, "Vera-Rubin-NVL72", breakdown=True)
+    b = e.system_usd_per_gpu_hour(c, "Vera-Rubin-NVL72", breakdown=True)
     assert b["total"] == pytest.approx(sum(b[k] for k in e.BUILDUP_COMPONENTS))
     df = e.buildup_table(c, ["GB200-NVL72", "Vera-Rubin-NVL72"])
     assert set(df["component"]) == set(e.BUILDUP_COMPONENTS) and len(df) == 10
     with pytest.raises(ValueError, match="system='TPU-pod'"):
-        e.platform_usd_per_gpu_hour(c, "TPU-pod")
+        e.system_usd_per_gpu_hour(c, "TPU-pod")
 
 
-def test_platform_break_even_equalises_workload_cost():
-    c = e.centrals(e.book_assumptions())
-    price = e.platform_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
-    ref = e.platform_usd_per_gpu_hour(c, "GB200-NVL72")
-    cand = e.platform_usd_per_gpu_hour(c, "Vera-Rubin-NVL72", system_price_usd=price)
+def test_system_break_even_equalises_workload_cost():
+    c = sa.centrals(sa.book_assumptions())
+    price = e.system_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
+    ref = e.system_usd_per_gpu_hour(c, "GB200-NVL72")
+    cand = e.system_usd_per_gpu_hour(c, "Vera-Rubin-NVL72", system_price_usd=price)
     assert 4.0 * ref == pytest.approx(cand, rel=1e-9)   # H_ref c_ref = (H_ref / 4) c_cand
 
 
 def test_market_table_has_rental_and_tco():
-    m = e.market_table(e.book_assumptions(), ["HGX-H100", "GB200-NVL72"])
+    m = e.market_table(sa.book_assumptions(), ["HGX-H100", "GB200-NVL72"])
     assert set(m["kind"]) == {"rental (on-demand)", "owner TCO (SemiAnalysis)"}
     assert (m["low"] <= m["central"]).all() and (m["central"] <= m["high"]).all()
-
-
-def test_overrides_fix_or_replace_ranges():
-    recs = e.with_overrides(e.assumptions(), {"pue": 1.4, "wacc": (0.05, 0.08, 0.12)})
-    assert (recs["pue"].low, recs["pue"].central, recs["pue"].high) == (1.4, 1.4, 1.4)
-    assert recs["wacc"].central == 0.08
-    assert e.assumptions()["pue"].central == pytest.approx(1.25)      # the cached records are untouched
-    with pytest.raises(ValueError, match="unknown assumption 'nope'"):
-        e.with_overrides(e.assumptions(), {"nope": 1})
-    with pytest.raises(ValueError, match="low <= central <= high"):
-        e.with_overrides(e.assumptions(), {"pue": (1.5, 1.2, 1.6)})
 
 
 def test_same_seed_gives_identical_headlines():
     from intelligence_per_dollar.model import uncertainty as u
 
-    recs = e.book_assumptions()
+    recs = sa.book_assumptions()
 
     def be(v):
-        return e.platform_break_even_price_usd(v, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
+        return e.system_break_even_price_usd(v, "Vera-Rubin-NVL72", "GB200-NVL72", 4.0)
     a, b = u.run(be, recs, 5000, seed=42), u.run(be, recs, 5000, seed=42)
     np.testing.assert_array_equal(a.values, b.values)
     assert a.interval == b.interval
@@ -373,12 +309,12 @@ def test_cost_per_success_never_falls_as_p_falls_across_ks(p, dp, k, price):
 @FAST
 @given(r1=st.floats(0.2, 20), r2=st.floats(0.2, 20), gb_price=st.floats(5e5, 2e7), util=st.floats(0.05, 1),
        life=st.floats(0.5, 10), pue=st.floats(1, 2.5))
-def test_break_even_rises_with_vera_rubin_efficiency_on_platforms(r1, r2, gb_price, util, life, pue):
-    c = dict(e.centrals(e.book_assumptions()), **{"GB200-NVL72.system_price_usd": gb_price, "utilisation": util,
+def test_break_even_rises_with_vera_rubin_efficiency_on_systems(r1, r2, gb_price, util, life, pue):
+    c = dict(sa.centrals(sa.book_assumptions()), **{"GB200-NVL72.system_price_usd": gb_price, "utilisation": util,
                                                   "useful_life_years": life, "pue": pue})
     lo, hi = sorted((r1, r2))
-    a = e.platform_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", lo)
-    b = e.platform_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", hi)
+    a = e.system_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", lo)
+    b = e.system_break_even_price_usd(c, "Vera-Rubin-NVL72", "GB200-NVL72", hi)
     assert np.isfinite(a) and np.isfinite(b) and b >= a
 
 
@@ -412,7 +348,7 @@ def test_no_nan_for_any_valid_input(price, power, wacc, life, util, p, k, tasks,
     (lambda: e.break_even_price_usd(-2.0, 4, 72, 1000, **SIMPLE), "reference_usd_per_gpu_hour=-2"),
     (lambda: e.capital_recovery_factor(0.1, 0), "life_years=0"),
     (lambda: e.usd_per_gpu_hour(5, 1000, **dict(SIMPLE, facility_life_years=0)), "facility_life_years=0"),
-    (lambda: e.platform_usd_per_gpu_hour(dict(e.centrals(e.book_assumptions()),
+    (lambda: e.system_usd_per_gpu_hour(dict(sa.centrals(sa.book_assumptions()),
                                               **{"GB200-NVL72.system_price_usd": -1.0}), "GB200-NVL72"),
      "system_price_usd=-1"),
 ])

@@ -3,6 +3,7 @@ import pytest
 
 from intelligence_per_dollar.model import efficiency as ef
 from intelligence_per_dollar.sources import hardware, measurements
+from intelligence_per_dollar.sources.io import DataError
 
 
 def test_calibration_reproduces_h200():
@@ -35,12 +36,24 @@ def test_efficiency_saturates_and_rises_with_size():
     assert np.all(np.diff(a) > 0)
 
 
-def test_every_catalogue_accelerator_has_ceilings():
-    for acc in hardware.accelerators():
-        c = ef.ceilings(acc)
-        assert 0 < c.gemm_fraction("bf16") <= 1
-
-
 def test_bad_scenario():
     with pytest.raises(ValueError, match="scenario"):
         ef.ceilings("H200", "optimistic")
+
+
+def test_bad_ceilings_row_names_file_row_column(data_copy):
+    path = data_copy / "efficiency" / "ceilings.csv"
+    lines = path.read_text().splitlines()
+    i = next(n for n, line in enumerate(lines) if ",hbm_fraction," in line and not line.startswith("#"))
+    lines[i] = lines[i].replace(",hbm_fraction,", ",warp_fraction,")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=rf"ceilings.csv, row {i + 1}, column 'quantity': unknown 'warp_fraction'"):
+        ef.ceilings("H200")
+
+
+def test_ceilings_record_and_precision_fractions():
+    c = ef.ceilings("H200", "low")
+    assert c.accelerator == "H200" and c.scenario == "low"
+    assert c.gemm_fraction("fp8") == pytest.approx(c.gemm_fraction("bf16") * c.precision_ratio_fp8)
+    with pytest.raises(ValueError, match="precision='fp64' has no GEMM ceiling"):
+        c.gemm_fraction("fp64")

@@ -1,100 +1,129 @@
-"""Hardware catalogue: loading, lookup, normalisation and load-time validation."""
+"""Hardware: catalogue loading, lookup and load-time validation (sources.hardware), like-for-like
+peaks (model.peaks) and chapter 1's tables (analysis.hardware_tables). What the catalogue files
+contain (required ids, provenance, datasheet values) is checked in tests/data/test_data_files.py."""
 
 import math
 
 import pytest
 
-from intelligence_per_dollar.sources import io, measurements
-from intelligence_per_dollar.sources import hardware as hw
+import pandas as pd
+
+from intelligence_per_dollar.analysis import hardware_tables as tables
+from intelligence_per_dollar.model import peaks
+from intelligence_per_dollar.sources import hardware
+from intelligence_per_dollar.sources import measurements
 from intelligence_per_dollar.sources.io import DataError
-
-REQUIRED_ACCELERATORS = ("A100-80GB", "H100-SXM", "H800", "H200", "B200", "GB200", "B300", "GB300", "VR200",
-                         "Rubin-Ultra")
-REQUIRED_SYSTEMS = ("HGX-H100", "HGX-H200", "GB200-NVL72", "GB300-NVL72", "Vera-Rubin-NVL72", "Rubin-Ultra-NVL576")
-
-
-def test_catalogue_has_every_required_id():
-    accs, syss = hw.catalogue()
-    assert set(REQUIRED_ACCELERATORS) <= set(accs)
-    assert set(REQUIRED_SYSTEMS) <= set(syss)
-
-
-def test_every_used_value_has_provenance():
-    for acc in hw.accelerators().values():
-        for field, prov in acc.provenance.items():
-            assert prov.source_url.startswith("http"), (acc.id, field)
-            assert prov.kind in io.KINDS
-            assert len(prov.date_read) == 10
-
-
-@pytest.mark.parametrize("name,bf16,hbm_bw", [
-    ("H100-SXM", 989e12, 3.35e12), ("H200", 989e12, 4.8e12), ("A100-80GB", 312e12, 2.0e12),
-])
-def test_hopper_ampere_datasheet_values(name, bf16, hbm_bw):
-    a = hw.get(name)
-    assert a.bf16_dense_flop_per_s == pytest.approx(bf16, rel=0.01)
-    assert a.hbm_bytes_per_s == pytest.approx(hbm_bw, rel=0.03)
 
 
 def test_rubin_dense_vs_headline():
     """Rubin: 35 PF NVFP4 dense training beside the 50 PF 'Transformer Engine' headline."""
-    r = hw.get("VR200")
+    r = hardware.get("VR200")
     assert r.fp4_dense_flop_per_s == pytest.approx(35e15, rel=0.01)
     assert r.headline_flop_per_s == pytest.approx(50e15, rel=0.01)
-    assert hw.headline_to_dense_ratio(r) == pytest.approx(50 / 35, rel=0.01)
+    assert peaks.headline_to_dense_ratio(r) == pytest.approx(50 / 35, rel=0.01)
 
 
 def test_hopper_headline_is_two_to_four_sparse():
-    assert hw.headline_to_dense_ratio(hw.get("H100-SXM")) == pytest.approx(2.0, rel=0.01)
+    assert peaks.headline_to_dense_ratio(hardware.get("H100-SXM")) == pytest.approx(2.0, rel=0.01)
 
 
 def test_reconciliation_dense_ratio_exceeds_headline_ratio():
-    rec = hw.reconcile_headlines("VR200", "GB200").set_index("comparison")["ratio"]
+    rec = tables.reconcile_headlines("VR200", "GB200").set_index("comparison")["ratio"]
     assert rec["headline vs headline"] == pytest.approx(2.5, rel=0.02)
     assert rec["dense vs dense"] == pytest.approx(3.5, rel=0.02)
 
 
 def test_lookup_alias_and_case_and_system():
-    assert hw.get("h100").id == "H100-SXM"
-    assert hw.get("Rubin").id == "VR200"
-    assert hw.get("GB200-NVL72").id == "GB200"
+    assert hardware.get("h100").id == "H100-SXM"
+    assert hardware.get("Rubin").id == "VR200"
+    assert hardware.get("GB200-NVL72").id == "GB200"
 
 
 def test_unknown_name_lists_known_ones():
     with pytest.raises(ValueError) as ex:
-        hw.get("H300")
+        hardware.get("H300")
     msg = str(ex.value)
     assert "H300" in msg and "H100-SXM" in msg and "VR200" in msg
 
 
-def test_unsupported_precision_names_precision_and_hardware():
+def test_unsupported_precision_names_precision_and_accelerator():
     with pytest.raises(ValueError, match=r"fp4.*H100-SXM"):
-        hw.dense_flop_per_s(hw.get("H100-SXM"), "fp4")
-    assert hw.dense_flop_per_s(hw.get("H100-SXM"), "fp4", fallback=True) == hw.get("H100-SXM").fp8_dense_flop_per_s
+        peaks.dense_flop_per_s(hardware.get("H100-SXM"), "fp4")
+    assert peaks.dense_flop_per_s(hardware.get("H100-SXM"), "fp4", fallback=True) == hardware.get("H100-SXM").fp8_dense_flop_per_s
     with pytest.raises(ValueError, match="precision='int3'"):
-        hw.dense_flop_per_s(hw.get("H100-SXM"), "int3")
+        peaks.dense_flop_per_s(hardware.get("H100-SXM"), "int3")
 
 
 def test_ridge_point_h100_bf16_is_about_295():
     # 989 TFLOP/s / 3.35 TB/s (Williams et al. 2009 ridge point)
-    assert hw.ridge_point_flop_per_byte(hw.get("H100-SXM"), "bf16") == pytest.approx(295, rel=0.03)
+    assert peaks.ridge_point_flop_per_byte(hardware.get("H100-SXM"), "bf16") == pytest.approx(295, rel=0.03)
 
 
 def test_rack_totals_scale_per_gpu_by_72():
-    rk = hw.rack_table(["GB200-NVL72"], "fp4").iloc[0]
+    rk = tables.rack_table(["GB200-NVL72"], "fp4").iloc[0]
     assert rk["gpus"] == 72
-    assert rk["dense_flop_per_s"] == pytest.approx(72 * hw.get("GB200").fp4_dense_flop_per_s)
+    assert rk["dense_flop_per_s"] == pytest.approx(72 * hardware.get("GB200").fp4_dense_flop_per_s)
 
 
 def test_per_dollar_rejects_bad_price():
     with pytest.raises(ValueError, match="price_usd"):
-        hw.flop_per_s_per_usd(hw.get("H100-SXM"), "bf16", -5)
-    assert hw.flop_per_s_per_usd(hw.get("H100-SXM"), "bf16", 1e4) == pytest.approx(
-        hw.get("H100-SXM").bf16_dense_flop_per_s / 1e4)
+        peaks.flop_per_s_per_usd(hardware.get("H100-SXM"), "bf16", -5)
+    assert peaks.flop_per_s_per_usd(hardware.get("H100-SXM"), "bf16", 1e4) == pytest.approx(
+        hardware.get("H100-SXM").bf16_dense_flop_per_s / 1e4)
+
+
+def test_comparison_table_ratios_against_baseline():
+    cmp = tables.comparison_table(["H100-SXM", "GB200", "VR200"], "fp4", "GB200").set_index("accelerator")
+    gb, h100 = hardware.get("GB200"), hardware.get("H100-SXM")
+    assert cmp.loc["GB200", "dense_x_baseline"] == 1.0 and cmp.loc["GB200", "per_w_x_baseline"] == 1.0
+    assert not cmp.loc["H100-SXM", "native"]         # FP4 falls back to FP8 on Hopper
+    assert cmp.loc["H100-SXM", "dense_flop_per_s"] == h100.fp8_dense_flop_per_s
+    assert cmp.loc["H100-SXM", "ridge_flop_per_byte"] == pytest.approx(h100.fp8_dense_flop_per_s / h100.hbm_bytes_per_s)
+    assert cmp.loc["VR200", "dense_x_baseline"] == pytest.approx(hardware.get("VR200").fp4_dense_flop_per_s
+                                                                 / gb.fp4_dense_flop_per_s)
+    assert cmp.loc["VR200", "flop_per_s_per_w"] == pytest.approx(peaks.flop_per_s_per_w(hardware.get("VR200"), "fp4"))
+
+
+def test_roofline_curves_bend_at_the_ridge_point():
+    acc = hardware.get("H200")
+    ridge = peaks.ridge_point_flop_per_byte(acc, "bf16")
+    df = tables.roofline_curves(["H200"], "bf16", [ridge / 10, ridge * 10])
+    assert list(df["accelerator"]) == ["H200", "H200"]
+    assert df["flop_per_s"].tolist() == pytest.approx([acc.bf16_dense_flop_per_s / 10, acc.bf16_dense_flop_per_s])
+
+
+def test_per_dollar_table_range_and_bad_price():
+    df = tables.per_dollar_table(["GB200-NVL72", "HGX-H100"], "fp4", {"GB200-NVL72": (2e6, 3e6, 4e6)})
+    assert list(df["system"]) == ["GB200-NVL72"]              # systems without a price are left out
+    r = df.iloc[0]
+    assert r.flop_per_s_per_usd_low < r.flop_per_s_per_usd < r.flop_per_s_per_usd_high
+    assert r.flop_per_s_per_usd == pytest.approx(72 * hardware.get("GB200").fp4_dense_flop_per_s / 3e6)
+    with pytest.raises(ValueError, match="low <= central <= high"):
+        tables.per_dollar_table(["GB200-NVL72"], "fp4", {"GB200-NVL72": (4e6, 3e6, 5e6)})
+
+
+def test_measured_vs_datasheet_and_gemm_efficiency():
+    gemm = pd.DataFrame({"precision": ["bf16", "bf16"], "m": [1, 4096], "n": [4096, 4096], "k": [4096, 4096],
+                         "flop_per_s": [1e12, 7e14], "bytes_per_s": [4e12, 1e12],
+                         "arithmetic_intensity_flop_per_byte": [1.0, 1000.0]})
+    hbm = pd.DataFrame({"op": ["copy"], "gib": [8.0], "bytes_per_s": [4.4e12]})
+    acc = hardware.get("H200")
+    mvd = tables.measured_vs_datasheet(gemm, hbm, 6.7e14, "H200").set_index("unit")
+    assert mvd.loc["B/s", "ratio"] == pytest.approx(4.4e12 / acc.hbm_bytes_per_s)
+    eff = tables.gemm_efficiency(gemm, "H200")
+    assert eff["compute_efficiency"].tolist() == pytest.approx([1e12 / 989e12, 7e14 / 989e12], rel=0.01)
+    assert eff["of_roofline"].iloc[0] == pytest.approx(1e12 / acc.hbm_bytes_per_s)   # memory roof at 1 FLOP/B
+    assert list(eff["shape"]) == ["1x4096x4096", "4096x4096x4096"]
+
+
+def test_provenance_table_lists_used_and_alternative_values():
+    prov = tables.provenance_table(["VR200"])
+    assert {"accelerator", "field", "value", "used", "kind", "source_url"} <= set(prov.columns)
+    assert prov["used"].sum() == len(hardware.get("VR200").provenance)
 
 
 def test_one_way_is_half_of_bidirectional():
-    a = hw.get("H100-SXM")
+    a = hardware.get("H100-SXM")
     assert a.scaleup_bytes_per_s_one_way * 2 == a.scaleup_bytes_per_s_bidirectional
     assert a.scaleup_bytes_per_s_one_way == pytest.approx(450e9, rel=0.01)
 
@@ -120,7 +149,7 @@ def test_bad_number_names_file_row_column(data_copy):
     value = line.split(",")[2]
     _rewrite(path, line, line.replace(f",hbm_bytes_per_s,{value},", ",hbm_bytes_per_s,fast,"))
     with pytest.raises(DataError) as ex:
-        hw.catalogue()
+        hardware.catalogue()
     msg = str(ex.value)
     assert "accelerators.csv" in msg and f"row {row}" in msg and "'value'" in msg and "fast" in msg
 
@@ -132,7 +161,7 @@ def test_bad_kind_is_rejected(data_copy):
     kind = parts[5]
     _rewrite(path, line, line.replace(f",{kind},", ",rumour,", 1))
     with pytest.raises(DataError, match=rf"row {row}, column 'kind'"):
-        hw.catalogue()
+        hardware.catalogue()
 
 
 def test_two_used_rows_for_one_value_are_rejected(data_copy):
@@ -140,7 +169,7 @@ def test_two_used_rows_for_one_value_are_rejected(data_copy):
     _, line = _first_row_with(path, ",power_w,")
     path.write_text(path.read_text() + line + "\n")
     with pytest.raises(DataError, match="exactly one"):
-        hw.catalogue()
+        hardware.catalogue()
 
 
 def test_unknown_field_is_rejected(data_copy):
@@ -148,7 +177,7 @@ def test_unknown_field_is_rejected(data_copy):
     _, line = _first_row_with(path, ",power_w,")
     path.write_text(path.read_text() + line.replace(",power_w,", ",warp_drive,") + "\n")
     with pytest.raises(DataError, match="unknown field 'warp_drive'"):
-        hw.catalogue()
+        hardware.catalogue()
 
 
 def test_system_naming_unknown_accelerator_is_rejected(data_copy):
@@ -156,7 +185,7 @@ def test_system_naming_unknown_accelerator_is_rejected(data_copy):
     _, line = _first_row_with(path, ",accelerator,GB200,")
     _rewrite(path, line, line.replace(",accelerator,GB200,", ",accelerator,GB999,"))
     with pytest.raises(DataError, match="GB999"):
-        hw.catalogue()
+        hardware.catalogue()
 
 
 def test_measured_gemm_bad_value(data_copy):
@@ -178,5 +207,5 @@ def test_measurements_in_si_units():
     assert big.flop_per_s == pytest.approx(2 * 4096**3 / big.seconds)
     assert 5e14 < big.flop_per_s < 9.89e14  # below the datasheet peak, above half of it
     hbm = measurements.hbm()
-    assert (hbm.bytes_per_s < hw.get("H200").hbm_bytes_per_s).all()
+    assert (hbm.bytes_per_s < hardware.get("H200").hbm_bytes_per_s).all()
     assert math.isclose(measurements.power_summary()["sustained_bf16_flop_per_s"], 673.39e12, rel_tol=1e-3)

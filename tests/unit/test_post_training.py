@@ -1,25 +1,26 @@
 """RL post-training loop: API, sync vs async, Vera scenario, weight-sync validation, bad inputs."""
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from intelligence_per_dollar.model import architecture, post_training as pt
+from intelligence_per_dollar.analysis import validation_weight_sync as vws
+from intelligence_per_dollar.model import post_training as pt
+from intelligence_per_dollar.sources import models, workloads
 
-#: Nemotron-3-Ultra-class stand-in: ~548B total / ~56B active, 512 experts top-22.
-NU = dict(layers=88, d_model=8192, heads=64, kv_heads=8, d_ff=8192, vocab=131072, experts=512, top_k=22,
-          expert_d_ff=464, shared_experts=18)
-SMALL = dict(layers=48, d_model=2048, heads=32, kv_heads=4, d_ff=6144, vocab=151936, experts=128, top_k=8,
-             expert_d_ff=768, head_dim=128)
+#: The book's policy (Nemotron-3-Ultra stand-in: ~548B total / ~56B active, 512 experts top-22).
+NU = models.get("Nemotron-3-Ultra")
+SMALL = models.spec(dict(layers=48, d_model=2048, heads=32, kv_heads=4, d_ff=6144, vocab=151936, experts=128,
+                         top_k=8, expert_d_ff=768, head_dim=128))
 
 
-def test_stand_in_matches_the_published_counts():
-    assert architecture.total_params(NU) == pytest.approx(550e9, rel=0.02)
-    assert architecture.active_params(NU) == pytest.approx(55e9, rel=0.03)
+def inputs(accelerator, **kw):
+    """The book's RL workload inputs on ``accelerator`` ($3/GPU-h where no owner cost is catalogued)."""
+    return {**pt.workload_inputs(workloads.rl(), accelerator, usd_overrides={"H200": 3.0}), **kw}
 
 
 def test_rl_step_api():
-    st_ = pt.rl_step(NU, "GB200", 144, 144)
+    st_ = pt.workload_step("GB200")
+    assert (st_.rollout_gpus, st_.trainer_gpus) == (144, 144)
     assert set(st_.stage_times_s) == {"generation", "environment", "training", "weight_sync"}
     assert sum(st_.shares.values()) == pytest.approx(1.0)
     assert st_.step_time_s == pytest.approx(sum(st_.stage_times_s.values()))
@@ -27,6 +28,20 @@ def test_rl_step_api():
     assert st_.usd_per_billion_tokens > 0 and st_.generated_tokens > 0
     # generation dominates a synchronous reasoning-RL step (published systems: 70-90%)
     assert st_.shares["generation"] > 0.4
+
+
+def test_workload_step_is_rl_step_of_the_workload():
+    w = workloads.rl()
+    direct = pt.rl_step(NU, "VR200", 144, 144, **inputs("VR200"))
+    assert pt.workload_step("VR200").step_time_s == direct.step_time_s
+    assert inputs("VR200")["cpu_speed_factor"] == w.cpu_speed_factor != 1.0
+    assert inputs("GB200")["cpu_speed_factor"] == 1.0          # x86 / Grace hosts: no Vera factor
+    assert inputs("GB200")["usd_per_gpu_hour"] == pt.owner_usd_per_gpu_hour("GB200")
+
+
+def test_rl_step_has_no_hidden_workload_defaults():
+    with pytest.raises(TypeError, match="prompts"):
+        pt.rl_step(NU, "GB200", 144, 144)
 
 
 def test_longest_rollout_grows_with_batch_and_is_capped():
@@ -39,41 +54,42 @@ def test_longest_rollout_grows_with_batch_and_is_capped():
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 4), st.floats(0.2, 1.2), st.sampled_from([4000.0, 8000.0]), st.sampled_from([2.0, 60.0]))
 def test_async_never_slower_than_sync(k, sigma, mean, cpu_s):
-    kw = dict(output_tokens_mean=mean, output_tokens_sigma=sigma, sandbox_cpu_s=cpu_s, prompts=64, group_size=8)
-    sync = pt.rl_step(SMALL, "H200", 8, 8, async_depth=0, **kw)
-    asyn = pt.rl_step(SMALL, "H200", 8, 8, async_depth=k, **kw)
+    kw = inputs("H200", output_tokens_mean=mean, output_tokens_sigma=sigma, sandbox_cpu_s=cpu_s, prompts=64,
+                group_size=8)
+    sync = pt.rl_step(SMALL, "H200", 8, 8, **{**kw, "async_depth": 0})
+    asyn = pt.rl_step(SMALL, "H200", 8, 8, **{**kw, "async_depth": k})
     assert asyn.step_time_s <= sync.step_time_s * (1 + 1e-9)
     assert asyn.cost_usd >= 0 and sync.cost_usd >= 0
 
 
 def test_vera_speed_factor_matters_only_when_sandboxes_bind():
     cpu_bound = dict(sandbox_cpu_s=600.0, sandbox_cpus=512)
-    base = pt.rl_step(NU, "VR200", 144, 144, cpu_speed_factor=1.0, **cpu_bound)
-    vera = pt.rl_step(NU, "VR200", 144, 144, cpu_speed_factor=1.3, **cpu_bound)
+    base = pt.workload_step("VR200", cpu_speed_factor=1.0, **cpu_bound)
+    vera = pt.workload_step("VR200", cpu_speed_factor=1.3, **cpu_bound)
     assert vera.step_time_s < base.step_time_s
     assert vera.stage_times_s["environment"] < base.stage_times_s["environment"]
     light = dict(sandbox_cpu_s=2.0, sandbox_cpus=4096)
-    b2 = pt.rl_step(NU, "VR200", 144, 144, cpu_speed_factor=1.0, **light)
-    v2 = pt.rl_step(NU, "VR200", 144, 144, cpu_speed_factor=1.3, **light)
+    b2 = pt.workload_step("VR200", cpu_speed_factor=1.0, **light)
+    v2 = pt.workload_step("VR200", cpu_speed_factor=1.3, **light)
     assert (b2.step_time_s - v2.step_time_s) / b2.step_time_s < 0.01
 
 
 def test_ppo_costs_more_than_grpo():
-    g = pt.rl_step(NU, "GB200", 144, 144, algorithm="grpo")
-    p = pt.rl_step(NU, "GB200", 144, 144, algorithm="ppo")
+    g = pt.workload_step("GB200", algorithm="grpo")
+    p = pt.workload_step("GB200", algorithm="ppo")
     assert p.stage_times_s["training"] > g.stage_times_s["training"]
 
 
 def test_vera_rubin_step_is_faster_than_gb200():
-    g = pt.rl_step(NU, "GB200", 144, 144)
-    v = pt.rl_step(NU, "VR200", 144, 144)
+    g = pt.workload_step("GB200")
+    v = pt.workload_step("VR200")
     assert v.step_time_s < g.step_time_s
 
 
 def test_best_split_and_campaign():
-    df = pt.best_split(NU, "GB200", 288, fractions=[0.25, 0.5, 0.75])
+    df = pt.best_split(NU, "GB200", 288, fractions=[0.25, 0.5, 0.75], **inputs("GB200"))
     assert df.best.sum() == 1 and (df.cost_usd.dropna() > 0).all()
-    c = pt.campaign(NU, "GB200", 144, 144, steps=100)
+    c = pt.campaign(NU, "GB200", 144, 144, steps=100, **inputs("GB200"))
     assert c.cost_usd == pytest.approx(100 * c.step.cost_usd)
     assert c.days == pytest.approx(100 * c.step.step_time_s / 86400)
 
@@ -89,13 +105,20 @@ def test_weight_sync_scales_with_bytes_and_links():
 
 
 def test_weight_sync_validation():
-    t = pt.weight_sync_table()
+    t = vws.weight_sync_table()
     assert len(t) >= 7
     pplx = t[t.case == "pplx-kimi-k2"].iloc[0]
     assert abs(pplx.error) <= 0.20          # 1.3 s from first principles with 400 Gb/s per GPU
     ck = t[t.group == "moonshot-checkpoint-engine"]
     assert ck.error.abs().median() <= 0.20  # host-link (PCIe Gen5) bound broadcast
     assert ck.error.abs().max() <= 0.35
+
+
+def test_nic_sweep_moves_kimi_k2_published_count():
+    nic = vws.nic_sweep_table(0.9, gbps=(400,), shard_gpus=(16,))
+    expect = pt.weight_sync_time_s(1.04e12, senders=256, receivers=128, receiver_shard_gpus=16,
+                                   link_bytes_per_s=50e9, efficiency=0.9)
+    assert nic.seconds.iloc[0] == pytest.approx(expect)
 
 
 @pytest.mark.parametrize("kwargs,needle", [
@@ -108,7 +131,7 @@ def test_weight_sync_validation():
     ({"rollout_precision": "int3"}, "precision='int3' is not allowed"),
 ])
 def test_bad_inputs(kwargs, needle):
-    args = dict(model=NU, platform="GB200", rollout_gpus=144, trainer_gpus=144)
+    args = dict(model=NU, accelerator="GB200", rollout_gpus=144, trainer_gpus=144, **inputs("GB200"))
     args.update(kwargs)
     with pytest.raises(ValueError) as ex:
         pt.rl_step(**args)

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
 from intelligence_per_dollar.model import economics as e
-from intelligence_per_dollar.sources import io
 from intelligence_per_dollar.model import uncertainty as u
+from intelligence_per_dollar.sources import assumptions as sa
+from intelligence_per_dollar.sources import io
 
 PROV = io.Provenance("https://example.org", "2026-11-29", "assumption")
 
 
 def rec(name, low, central, high, unit="1"):
-    return e.Assumption(name, unit, low, central, high, PROV)
+    return sa.Assumption(name, unit, low, central, high, PROV)
 
 
 def gpu_hour(values):
@@ -24,7 +23,7 @@ def gpu_hour(values):
 
 
 def test_same_seed_identical_numbers_different_seed_different():
-    recs = e.assumptions()
+    recs = sa.assumptions()
     a = u.sample(recs, 1000, seed=7)
     b = u.sample(recs, 1000, seed=7)
     c = u.sample(recs, 1000, seed=8)
@@ -72,9 +71,9 @@ def test_intervals_known_values():
 
 
 def test_run_headline_interval_is_ordered_and_brackets_central():
-    recs = e.assumptions()
+    recs = sa.assumptions()
     r = u.run(gpu_hour, recs, 5000, seed=11)
-    central = float(gpu_hour(e.centrals(recs)))
+    central = float(gpu_hour(sa.centrals(recs)))
     assert r.p5 < r.p50 < r.p95
     assert r.p5 < central < r.p95
     assert np.all(np.isfinite(r.values)) and np.all(r.values > 0)
@@ -95,7 +94,7 @@ def test_tornado_ranks_by_swing():
 
 
 def test_tornado_on_gpu_hour_puts_capital_terms_first():
-    df = u.tornado(gpu_hour, e.assumptions())
+    df = u.tornado(gpu_hour, sa.assumptions())
     assert set(df["name"].head(3)) & {"useful_life_years", "wacc", "utilisation"}
     assert np.all(np.diff(df["swing"]) <= 0)
 
@@ -114,10 +113,8 @@ def test_bad_input_raises_clear_value_error(call, match):
         call()
 
 
-def test_100k_samples_fast():
-    recs = e.assumptions()
-    t0 = time.perf_counter()
-    r = u.run(gpu_hour, recs, 100_000, seed=1)
-    elapsed = time.perf_counter() - t0
-    assert r.values.shape == (100_000,)
-    assert elapsed < 10.0   # target < 2 s (benchmarks/bench_uncertainty.py); loose bound on shared CPUs
+def test_100k_samples_have_the_right_shape():
+    """Wall time of this run is measured in benchmarks/bench_uncertainty.py (target under 2 s)."""
+    r = u.run(gpu_hour, sa.assumptions(), 100_000, seed=1)
+    assert r.values.shape == (100_000,) and r.n == 100_000 and r.seed == 1
+    assert np.all(np.isfinite(r.values))

@@ -39,8 +39,9 @@ def test_group_bounds(table, group, median, worst):
     assert g.error.abs().median() <= median and g.error.abs().max() <= worst
 
 
-def test_dense_blackwell_and_moe_cases_within_25_percent(table):
-    """FP8/NVFP4 dense on Blackwell and the DeepSeek-V3 MoE rows, the chapter's closest analogues."""
+def test_dense_blackwell_and_moe_cases_within_30_percent(table):
+    """FP8/NVFP4 dense on Blackwell and the DeepSeek-V3 MoE rows, the chapter's closest analogues:
+    median within 10%, every case within 30% (the worst, DeepSeek-V3 on B200, is off by 27%)."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek")]
     assert len(g) >= 9
     assert g.error.abs().max() <= 0.30 and g.error.abs().median() <= 0.10

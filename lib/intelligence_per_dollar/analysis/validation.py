@@ -16,16 +16,12 @@ empty cells are searched) and converts the prediction to the source's convention
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import pandas as pd
 
-from intelligence_per_dollar.sources import io
+from intelligence_per_dollar.sources import runs as run_files
 from intelligence_per_dollar.model import training
-
-UNITS = ("iteration_s", "tflops_per_gpu", "tokens_per_s_per_gpu")
-CONVENTIONS = ("none", "narayanan-eq3")
 
 #: Software stacks named in the runs file (facts about each framework version).
 STACKS = {
@@ -46,47 +42,9 @@ STACKS = {
                            moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
 }
 
-_MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "experts", "top_k", "expert_d_ff",
-              "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank")
-_PAR_INT = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "zero")
-_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", *_MODEL_INT, "gated_ffn",
-            "tied_embeddings", "hardware", "gpus", "precision", "seq_len", "global_batch_seqs", *_PAR_INT,
-            "recompute", "stack", "measured", "unit", "flop_convention", "note")
-
-
-@functools.lru_cache(maxsize=2)
-def _runs(data_dir: str) -> tuple[dict, ...]:
-    path = io.data_path("runs", "training_runs.csv")
-    out = []
-    for row, rec in io.read_rows(path, _COLUMNS):
-        prov = io.check_provenance(path, row, rec)
-        if prov.kind != "measured":
-            raise io.DataError(f"{path}, row {row}, column 'kind': validation cases must be 'measured'")
-        model = {k: int(io.parse_float(path, row, k, rec[k], positive=True)) for k in _MODEL_INT}
-        model["gated_ffn"] = io.parse_bool(path, row, "gated_ffn", rec["gated_ffn"])
-        model["tied_embeddings"] = io.parse_bool(path, row, "tied_embeddings", rec["tied_embeddings"])
-        par = {k: int(io.parse_float(path, row, k, rec[k], positive=True)) for k in _PAR_INT if rec[k]}
-        if rec["recompute"]:
-            par["recompute"] = rec["recompute"]
-        for col, allowed in (("unit", UNITS), ("flop_convention", CONVENTIONS), ("stack", tuple(STACKS))):
-            if rec[col] not in allowed:
-                raise io.DataError(f"{path}, row {row}, column '{col}': '{rec[col]}' not in {', '.join(allowed)}")
-        out.append({"id": rec["id"], "group": rec["group"], "citation": rec["citation"], "provenance": prov,
-                    "model": model, "hardware": rec["hardware"],
-                    "gpus": int(io.parse_float(path, row, "gpus", rec["gpus"], positive=True)),
-                    "precision": rec["precision"],
-                    "seq_len": int(io.parse_float(path, row, "seq_len", rec["seq_len"], positive=True)),
-                    "global_batch_seqs": int(io.parse_float(path, row, "global_batch_seqs",
-                                                            rec["global_batch_seqs"], positive=True)),
-                    "parallelism": par, "stack": rec["stack"],
-                    "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
-                    "unit": rec["unit"], "flop_convention": rec["flop_convention"], "note": rec["note"]})
-    return tuple(out)
-
-
 def runs() -> tuple[dict, ...]:
-    """The validation cases, validated and typed."""
-    return _runs(str(io.data_dir()))
+    """The validation cases, validated and typed (loaded by :func:`sources.runs.training_runs`)."""
+    return run_files.training_runs(tuple(STACKS))
 
 
 def narayanan_flops_per_iteration(batch_seqs: float, seq_len: float, layers: float, d_model: float,
@@ -98,7 +56,7 @@ def narayanan_flops_per_iteration(batch_seqs: float, seq_len: float, layers: flo
 
 def predict(case: dict, scenario: str = "central") -> tuple[float, training.Estimate]:
     """The model's prediction for one case, in the case's unit and FLOP convention."""
-    est = training.estimate(model=case["model"], hardware=case["hardware"], gpus=case["gpus"],
+    est = training.estimate(model=case["model"], accelerator=case["accelerator"], gpus=case["gpus"],
                             precision=case["precision"], seq_len=case["seq_len"],
                             global_batch_tokens=case["global_batch_seqs"] * case["seq_len"],
                             parallelism=case["parallelism"], stack=STACKS[case["stack"]], scenario=scenario)

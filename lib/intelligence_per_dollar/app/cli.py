@@ -17,15 +17,20 @@ from __future__ import annotations
 
 import argparse
 import csv
-import inspect
 import io as _stdio
 import json
 import logging
 import math
-import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from intelligence_per_dollar.analysis import claims
+from intelligence_per_dollar.app import build
+from intelligence_per_dollar.app import scenario as sc
+from intelligence_per_dollar.sources import io as ipd_io
 
 EXIT_OK, EXIT_CHAPTER, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -38,8 +43,6 @@ def _err(msg: str) -> None:
 
 def _load(paths: Sequence[str | None]):
     """Validate every scenario before anything runs; one ScenarioError with all their problems."""
-    from intelligence_per_dollar.app import scenario as sc
-
     out, problems = [], []
     for p in paths:
         try:
@@ -101,7 +104,6 @@ def _render(rows: list[dict[str, Any]], columns: Sequence[str], fmt: str, *, rig
 
 
 def _chapters(selected: Sequence[str] | None) -> tuple[str, ...]:
-    from intelligence_per_dollar.app import scenario as sc
 
     known = sc.chapters()
     if not selected:
@@ -117,8 +119,7 @@ class _InputError(Exception):
 
 
 def _records(scn, chapters, args, bar) -> dict[str, dict]:
-    from intelligence_per_dollar.app import scenario as sc
-
+    """``{chapter: records}`` of ``scn``, executing (or reusing) each chapter; ``bar`` shows progress."""
     def progress(ch):
         bar.update(1)
 
@@ -136,10 +137,6 @@ def _records(scn, chapters, args, bar) -> dict[str, dict]:
 
 
 def cmd_report(args) -> int:
-    from intelligence_per_dollar.app import build
-    from intelligence_per_dollar.sources import io as ipd_io
-    from intelligence_per_dollar.app import scenario as sc
-
     (scn,) = _load([args.scenario])
     chapters = sc.chapters()
     missing = [ch for ch in chapters if not (ipd_io.repo_root() / "nbs" / f"{ch}.ipynb").exists()]
@@ -163,7 +160,7 @@ def cmd_report(args) -> int:
                            log=log, on_step=on_step)
     finally:
         bar.close()
-    for ch in chapters:  # let `ipd compare` and `ipd claims` reuse these executions
+    for ch in chapters:  # let `ipd compare` reuse these executions
         nb = executed / f"{ch}.ipynb"
         if nb.exists():
             try:
@@ -177,7 +174,6 @@ def cmd_report(args) -> int:
 
 def compare_table(a_recs: Mapping[str, dict], b_recs: Mapping[str, dict]) -> list[dict[str, Any]]:
     """Rows ``{headline, a, b, b/a, changed}`` from two ``{chapter: {record: values}}`` mappings."""
-    from intelligence_per_dollar.app import scenario as sc
 
     rows = []
     chapters = list(dict.fromkeys(list(a_recs) + list(b_recs)))
@@ -226,121 +222,71 @@ LEDGER_ARGS = {"n": (("00_claims", "mc_samples"), ("04_intelligence_per_dollar",
 LEDGER_COLUMNS = ("id", "claimed", "unit", "estimate", "verdict", "condition", "deciding_assumption")
 
 
-def _claims_module():
-    import importlib
-
-    try:
-        return importlib.import_module("intelligence_per_dollar.analysis.claims")
-    except ModuleNotFoundError as ex:
-        if ex.name != "intelligence_per_dollar.analysis.claims":
-            raise
-        return None
-    except ImportError:  # e.g. sys.modules entry set to None
-        return None
-
-
-def ledger_arguments(scn, claims) -> tuple[dict[str, Any], list[str]]:
-    """Keyword arguments for ``claims.ledger`` from the values a scenario *sets* (nothing set: the
-    ledger's own defaults), and a description of each one applied.
+def ledger_arguments(scn) -> tuple[dict[str, Any], list[str]]:
+    """Keyword arguments for :func:`claims.ledger` from the values a scenario *sets* (nothing set:
+    the ledger's own defaults), and a description of each one applied.
 
     A parameter whose name is one of the ledger's ranged assumptions (``claims.all_assumptions()``,
     e.g. ``pue``, ``wacc``) fixes that assumption; ``rack_prices_usd`` fixes rack prices;
-    :data:`LEDGER_ARGS` maps chapter parameters to the ledger's other arguments. A ledger that
-    accepts ``records``, ``parameters`` or ``scenario`` receives the scenario itself instead.
+    :data:`LEDGER_ARGS` maps chapter parameters to the ledger's other arguments. Chapters are read
+    in book order, so 00_claims wins when several chapters set one value.
     """
-    sig = inspect.signature(claims.ledger).parameters
+    names = set(claims.all_assumptions())
     kwargs: dict[str, Any] = {}
     applied: list[str] = []
-    if "scenario" in sig:
-        kwargs["scenario"] = scn
-    if "parameters" in sig:
-        kwargs["parameters"] = {ch: scn.resolved(ch) for ch in scn.defaults}
-    if "assumption_overrides" in sig:
-        try:
-            names = set(claims.all_assumptions())
-        except Exception:  # noqa: BLE001 - no assumption list: nothing to map
-            names = set()
-        named, racks = {}, None
-        for ch, vals in scn.overrides.items():  # chapters in book order: 00_claims first, and it wins
-            for k, v in vals.items():
-                if k in names and v is not None and k not in named:
-                    named[k] = v
-                    applied.append(f"{ch}.{k}={v!r}")
-                elif k == "rack_prices_usd" and v and racks is None:
-                    racks = v
-                    applied.append(f"{ch}.{k}={v!r}")
-        if named or racks:
-            kwargs["assumption_overrides"] = (claims.overrides(racks, **named) if hasattr(claims, "overrides")
-                                              else dict(named))
+    named, racks = {}, None
+    for ch, vals in scn.overrides.items():
+        for k, v in vals.items():
+            if k in names and v is not None and k not in named:
+                named[k] = v
+                applied.append(f"{ch}.{k}={v!r}")
+            elif k == "rack_prices_usd" and v and racks is None:
+                racks = v
+                applied.append(f"{ch}.{k}={v!r}")
+    if named or racks:
+        kwargs["assumption_overrides"] = claims.overrides(racks, **named)
     for kw, sources in LEDGER_ARGS.items():
         for ch, name in sources:
-            if kw in sig and name in scn.overrides.get(ch, {}):
+            if name in scn.overrides.get(ch, {}):
                 kwargs[kw] = scn.overrides[ch][name]
                 applied.append(f"{ch}.{name}={kwargs[kw]!r}")
                 break
     return kwargs, applied
 
 
-def _ledger(scn, records: dict[str, dict] | None = None):
-    """``(DataFrame, note)``: the claims ledger, else a ``claims`` record, else ``(None, note)``."""
-    import pandas as pd
-
-    claims = _claims_module()
-    if claims is not None and hasattr(claims, "ledger"):
-        kwargs, applied = ledger_arguments(scn, claims)
-        if "records" in inspect.signature(claims.ledger).parameters:
-            kwargs["records"] = records if records is not None else {}
-        note = (f"ledger under {scn.name}: " + (", ".join(applied) if applied else "the ledger's own assumptions"))
-        return pd.DataFrame(claims.ledger(**kwargs)), note
-    for ch, recs in (records or {}).items():
-        if "claims" in recs:
-            rec = recs["claims"]
-            rows = rec if isinstance(rec, list) else [dict(claim=k, **(v if isinstance(v, dict) else {"value": v}))
-                                                      for k, v in rec.items()]
-            return pd.DataFrame(rows), f"claims recorded by chapter {ch} under {scn.name}"
-    return None, ("note: the claims ledger (intelligence_per_dollar.analysis.claims.ledger) is not available; "
-                  "showing the headline values the chapters record instead.")
+def _ledger(scn) -> tuple[pd.DataFrame, str]:
+    """``(ledger, note)``: the claims ledger under ``scn`` and which of its values it applied."""
+    kwargs, applied = ledger_arguments(scn)
+    note = f"ledger under {scn.name}: " + (", ".join(applied) if applied else "the ledger's own assumptions")
+    return pd.DataFrame(claims.ledger(**kwargs)), note
 
 
 def _cut(v: Any, n: int = 60) -> Any:
     return v if not isinstance(v, str) or len(v) <= n else v[: n - 1] + "…"
 
 
-def cmd_claims(args) -> int:
-    from intelligence_per_dollar.app import scenario as sc
+def _ledger_columns(df: pd.DataFrame, args) -> list[str]:
+    """The ledger columns to print: every one for ``--columns all`` and the file formats, the
+    ``--columns`` list, or :data:`LEDGER_COLUMNS`."""
+    if args.columns == "all" or args.format != "text":
+        return [str(c) for c in df.columns]
+    if args.columns:
+        cols = [c.strip() for c in args.columns.split(",")]
+        bad = [c for c in cols if c not in df.columns]
+        if bad:
+            raise _InputError(f"unknown column(s) {', '.join(bad)}; columns: {', '.join(map(str, df.columns))}")
+        return cols
+    return [c for c in LEDGER_COLUMNS if c in df.columns] or [str(c) for c in df.columns]
 
+
+def cmd_claims(args) -> int:
     (scn,) = _load([args.scenario])
-    chapters = _chapters(args.chapter)
-    claims = _claims_module()
-    recs = None
-    needs_records = claims is None or not hasattr(claims, "ledger") or \
-        "records" in inspect.signature(claims.ledger).parameters
-    if needs_records:
-        bar = _bar(len(chapters), "claims", not args.no_progress)
-        try:
-            recs = _records(scn, chapters, args, bar)
-        finally:
-            bar.close()
-    df, note = _ledger(scn, recs)
-    if df is not None:
-        if args.columns == "all" or args.format != "text":
-            cols = [str(c) for c in df.columns]
-        elif args.columns:
-            cols = [c.strip() for c in args.columns.split(",")]
-            bad = [c for c in cols if c not in df.columns]
-            if bad:
-                raise _InputError(f"unknown column(s) {', '.join(bad)}; columns: {', '.join(map(str, df.columns))}")
-        else:
-            cols = [c for c in LEDGER_COLUMNS if c in df.columns] or [str(c) for c in df.columns]
-        rows = df.to_dict("records")
-        if args.format == "text":
-            rows = [{k: _cut(v) for k, v in r.items()} for r in rows]
-        print(_render(rows, cols, args.format))
-        print(f"\n{note}", file=sys.stderr)
-        return EXIT_OK
-    rows = [{"chapter": ch, "headline": k, "value": v}
-            for ch, r in (recs or {}).items() for k, v in sc.flatten(r).items()]
-    print(_render(rows, ["chapter", "headline", "value"], args.format, right=("value",)))
+    df, note = _ledger(scn)
+    cols = _ledger_columns(df, args)
+    rows = df.to_dict("records")
+    if args.format == "text":
+        rows = [{k: _cut(v) for k, v in r.items()} for r in rows]
+    print(_render(rows, cols, args.format))
     print(f"\n{note}", file=sys.stderr)
     return EXIT_OK
 
@@ -354,7 +300,6 @@ def cmd_validate(args) -> int:
 
 
 def cmd_params(args) -> int:
-    from intelligence_per_dollar.app import scenario as sc
 
     rows = []
     for ch in _chapters(args.chapter):
@@ -418,15 +363,12 @@ def _parser() -> argparse.ArgumentParser:
                        description="Print the claims ledger (intelligence_per_dollar.analysis.claims.ledger) under a "
                                    "scenario: values the scenario sets for the ledger's assumptions (pue, wacc, "
                                    "utilisation, rack_prices_usd, mc_samples, seed, ...) replace the ledger's "
-                                   "ranges. Without a ledger, executes the chapters (reusing identical earlier "
-                                   "executions) and prints their recorded headline values.")
+                                   "ranges. Runs no chapter.")
     k.add_argument("--scenario", metavar="FILE", help="scenario YAML file (default: every chapter's defaults)")
-    k.add_argument("--chapter", action="append", metavar="CH", help="only this chapter (repeatable)")
     k.add_argument("--format", choices=("text", "markdown", "csv"), default="text",
                    help="table format (markdown and csv carry every column)")
     k.add_argument("--columns", metavar="A,B,...", default=None,
                    help="ledger columns to show in the terminal, or 'all' (default: " + ", ".join(LEDGER_COLUMNS) + ")")
-    common(k)
     k.set_defaults(func=cmd_claims)
 
     v = sub.add_parser("validate", help="check scenario files without running anything",
@@ -444,10 +386,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from intelligence_per_dollar.app import build
-    from intelligence_per_dollar.sources import io as ipd_io
-    from intelligence_per_dollar.app import scenario as sc
-
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 on bad arguments, 0 on --help
     if not getattr(args, "verbose", False):

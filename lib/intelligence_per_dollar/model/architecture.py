@@ -23,13 +23,12 @@ arXiv 2405.04434, section 2.1, Eqs. 9-19), selected by giving ``kv_lora_rank``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
-from typing import Mapping
+
+from intelligence_per_dollar.sources.models import ModelSpec
 
 __all__ = [
-    "ModelSpec", "spec", "total_params", "active_params", "embedding_params", "params_per_layer",
+    "total_params", "active_params", "embedding_params", "params_per_layer",
     "matmul_params_active", "matmul_flops_per_token", "attention_flops_per_token",
     "forward_flops_per_token", "training_flops_per_token", "kv_cache_bytes_per_token",
     "from_total_active", "is_moe", "is_mla", "head_dim", "moe_layers",
@@ -38,124 +37,6 @@ __all__ = [
 #: MLA rotary (decoupled RoPE) key/query dimension when the spec does not give one
 #: (DeepSeek-V2/V3 use 64: arXiv 2405.04434 section 3.1.1 "d_h^R = 64").
 DEFAULT_MLA_ROPE_HEAD_DIM = 64
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A decoder-only transformer, dense or mixture-of-experts.
-
-    ``d_ff`` is the hidden size of the dense FFN (used by every layer of a dense model, and by the
-    ``dense_layers`` leading layers of an MoE model). ``expert_d_ff`` is the hidden size of each
-    routed or shared expert. ``gated_ffn`` selects SwiGLU-style FFNs (3 matrices: gate, up, down)
-    or GPT-style (2 matrices, with biases). ``head_dim`` defaults to ``d_model // heads``.
-    MLA is selected by ``kv_lora_rank``; ``q_lora_rank`` (optional) low-ranks the queries too.
-    ``tied_embeddings``: input embedding shared with the LM head (GPT-2/3 style).
-    """
-
-    layers: int
-    d_model: int
-    heads: int
-    kv_heads: int
-    d_ff: int
-    vocab: int
-    experts: int = 0
-    top_k: int = 0
-    expert_d_ff: int = 0
-    shared_experts: int = 0
-    dense_layers: int = 0
-    gated_ffn: bool = True
-    head_dim: int | None = None
-    q_lora_rank: int | None = None
-    kv_lora_rank: int | None = None
-    qk_rope_head_dim: int | None = None
-    tied_embeddings: bool = False
-
-    def __post_init__(self):
-        _validate(self)
-
-    def replace(self, **changes) -> "ModelSpec":
-        return dataclasses.replace(self, **changes)
-
-
-_FIELDS = tuple(f.name for f in dataclasses.fields(ModelSpec))
-_REQUIRED = ("layers", "d_model", "heads", "d_ff", "vocab")
-_BOOL_FIELDS = ("gated_ffn", "tied_embeddings")
-_OPTIONAL_POSITIVE = ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
-_NON_NEGATIVE = ("experts", "top_k", "expert_d_ff", "shared_experts", "dense_layers")
-
-
-def _as_int(key, value, *, allow_zero: bool) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
-        raise ValueError(f"model[{key!r}]={value!r} must be an integer "
-                         f"{'>= 0' if allow_zero else '>= 1'}")
-    v = int(value)
-    if v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"model[{key!r}]={value!r} is not allowed; expected an integer "
-                         f"{'>= 0' if allow_zero else '>= 1'}")
-    return v
-
-
-def _validate(s: ModelSpec) -> None:
-    for k in ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab"):
-        object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=False))
-    for k in _NON_NEGATIVE:
-        object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=True))
-    for k in _OPTIONAL_POSITIVE:
-        if getattr(s, k) is not None:
-            object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=False))
-    for k in _BOOL_FIELDS:
-        if not isinstance(getattr(s, k), bool):
-            raise ValueError(f"model[{k!r}]={getattr(s, k)!r} must be True or False")
-    if s.kv_heads > s.heads or s.heads % s.kv_heads:
-        raise ValueError(f"model['kv_heads']={s.kv_heads} must divide model['heads']={s.heads} "
-                         f"(grouped-query attention shares each KV head among heads/kv_heads queries)")
-    if s.head_dim is None and s.d_model % s.heads:
-        raise ValueError(f"model['heads']={s.heads} does not divide model['d_model']={s.d_model}; "
-                         f"give 'head_dim' explicitly")
-    if s.experts == 0:
-        for k in ("top_k", "expert_d_ff", "shared_experts", "dense_layers"):
-            if getattr(s, k):
-                raise ValueError(f"model[{k!r}]={getattr(s, k)} requires model['experts'] >= 1 "
-                                 f"(a dense model has experts=0 and {k}=0)")
-    else:
-        if not 1 <= s.top_k <= s.experts:
-            raise ValueError(f"model['top_k']={s.top_k} must be between 1 and model['experts']="
-                             f"{s.experts} for a mixture-of-experts model")
-        if s.expert_d_ff < 1:
-            raise ValueError(f"model['expert_d_ff']={s.expert_d_ff} must be >= 1 when experts >= 1")
-        if s.dense_layers >= s.layers:
-            raise ValueError(f"model['dense_layers']={s.dense_layers} must be < model['layers']="
-                             f"{s.layers} (at least one MoE layer)")
-    if s.kv_lora_rank is None and (s.q_lora_rank is not None or s.qk_rope_head_dim is not None):
-        raise ValueError("model['q_lora_rank'] / model['qk_rope_head_dim'] are MLA dimensions and "
-                         "need model['kv_lora_rank'] too")
-
-
-def spec(model: Mapping | ModelSpec) -> ModelSpec:
-    """Validate a model description (a dict of the API's keys, or a :class:`ModelSpec`).
-
-    Unknown keys, missing required keys, non-integer or non-positive sizes, ``kv_heads`` not
-    dividing ``heads``, ``top_k > experts`` ... raise ``ValueError`` naming the key, its value and
-    what is allowed.
-    """
-    if isinstance(model, ModelSpec):
-        return model
-    if not isinstance(model, Mapping):
-        raise ValueError(f"model={model!r} must be a dict of {', '.join(_FIELDS)} or a ModelSpec")
-    unknown = sorted(set(model) - set(_FIELDS))
-    if unknown:
-        raise ValueError(f"model has unknown key(s) {', '.join(map(repr, unknown))}; "
-                         f"allowed: {', '.join(_FIELDS)}")
-    missing = [k for k in _REQUIRED if k not in model]
-    if missing:
-        raise ValueError(f"model lacks required key(s) {', '.join(map(repr, missing))}")
-    kw = dict(model)
-    kw.setdefault("kv_heads", kw["heads"])
-    for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim"):
-        if kw.get(k) in (0, None):  # 0 means "not used" in flat tables
-            kw[k] = None
-    return ModelSpec(**kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,7 +114,6 @@ def params_per_layer(s: ModelSpec) -> dict[str, float]:
     ``moe_ffn_active`` (top_k + shared experts + router), ``dense_layer`` and ``moe_layer_total``
     / ``moe_layer_active`` (whole layers).
     """
-    s = spec(s)
     attn, attn_other = _attention_params(s)
     norms = 2.0 * s.d_model                       # pre-attention and pre-FFN norm scales
     if not s.gated_ffn:
@@ -256,7 +136,6 @@ def params_per_layer(s: ModelSpec) -> dict[str, float]:
 
 def embedding_params(s: ModelSpec) -> float:
     """Token embedding plus LM head (``2 V d``, or ``V d`` when tied)."""
-    s = spec(s)
     return float(s.vocab * s.d_model * (1 if s.tied_embeddings else 2))
 
 
@@ -264,9 +143,8 @@ def _dense_layer_count(s: ModelSpec) -> int:
     return s.dense_layers if is_moe(s) else s.layers
 
 
-def total_params(s: ModelSpec | Mapping) -> float:
+def total_params(s: ModelSpec) -> float:
     """All parameters, embeddings included."""
-    s = spec(s)
     p = params_per_layer(s)
     n = _dense_layer_count(s) * p["dense_layer"]
     if is_moe(s):
@@ -275,9 +153,8 @@ def total_params(s: ModelSpec | Mapping) -> float:
     return float(n + embedding_params(s) + final_norm)
 
 
-def active_params(s: ModelSpec | Mapping) -> float:
+def active_params(s: ModelSpec) -> float:
     """Parameters one token touches (routed top_k + shared experts), embeddings included."""
-    s = spec(s)
     p = params_per_layer(s)
     n = _dense_layer_count(s) * p["dense_layer"]
     if is_moe(s):
@@ -286,9 +163,8 @@ def active_params(s: ModelSpec | Mapping) -> float:
     return float(n + embedding_params(s) + final_norm)
 
 
-def matmul_params_active(s: ModelSpec | Mapping) -> float:
+def matmul_params_active(s: ModelSpec) -> float:
     """Active matmul parameters excluding embeddings and LM head (the ``N`` of 6N)."""
-    s = spec(s)
     p = params_per_layer(s)
     n = _dense_layer_count(s) * (p["attention"] + p["dense_ffn"])
     if is_moe(s):
@@ -300,18 +176,17 @@ def matmul_params_active(s: ModelSpec | Mapping) -> float:
 # FLOPs
 # ---------------------------------------------------------------------------------------------
 
-def matmul_flops_per_token(s: ModelSpec | Mapping) -> float:
+def matmul_flops_per_token(s: ModelSpec) -> float:
     """Forward matmul FLOPs per token: ``2 N_active + 2 d V`` (LM head).
 
     Kaplan et al. 2020, Table 1 (C_forward = 2N + 2 n_layer n_ctx d_attn; the attention term is
     :func:`attention_flops_per_token`); Narayanan et al. 2021, Eq. 3 counts the same weights for
     GPT (24 B s h^2 per layer forward + 2 B s h V for the logits).
     """
-    s = spec(s)
     return 2.0 * matmul_params_active(s) + 2.0 * s.d_model * s.vocab
 
 
-def attention_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = True):
+def attention_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     """Forward FLOPs per token of the attention score (Q K^T) and context (P V) products.
 
     Per layer and token: ``2 * ctx * heads * d_qk`` for the scores and ``2 * ctx * heads * d_v``
@@ -320,7 +195,6 @@ def attention_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = Tr
     attention skips masked tiles). Narayanan et al. 2021, Eq. 3's ``4 B s^2 h`` per layer forward
     is the full-square case (``causal=False``). ``seq_len`` may be a numpy array.
     """
-    s = spec(s)
     import numpy as np
     seq = np.asarray(seq_len, dtype=float)
     if np.any(seq < 1):
@@ -333,12 +207,12 @@ def attention_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = Tr
     return float(out) if out.ndim == 0 else out
 
 
-def forward_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = True):
+def forward_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     """Forward FLOPs per token: matmuls (incl. LM head) + attention."""
     return matmul_flops_per_token(s) + attention_flops_per_token(s, seq_len, causal)
 
 
-def training_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = True):
+def training_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     """Model FLOPs per trained token: 3x forward (forward + 2x backward), i.e. 6N + attention.
 
     Kaplan et al. 2020, Table 1 (C ~ 6N per token); Narayanan et al. 2021, Eq. 3 without its
@@ -352,14 +226,13 @@ def training_flops_per_token(s: ModelSpec | Mapping, seq_len, causal: bool = Tru
 # Bytes
 # ---------------------------------------------------------------------------------------------
 
-def kv_cache_bytes_per_token(s: ModelSpec | Mapping, precision_bytes: float) -> float:
+def kv_cache_bytes_per_token(s: ModelSpec, precision_bytes: float) -> float:
     """KV-cache bytes per token of context, over all layers.
 
     GQA/MHA: ``2 * kv_heads * head_dim * layers`` elements (keys and values).
     MLA: ``(kv_lora_rank + qk_rope_head_dim) * layers`` elements: the compressed latent and the
     shared RoPE key (DeepSeek-V2, arXiv 2405.04434, section 2.1.2 and Table 1).
     """
-    s = spec(s)
     if not (isinstance(precision_bytes, (int, float)) and precision_bytes > 0):
         raise ValueError(f"precision_bytes={precision_bytes!r} must be a positive number")
     if is_mla(s):

@@ -8,7 +8,8 @@ whose *bus bandwidth* is exactly ``B`` below):
 
 * reduce-scatter, all-gather: ``(p-1) alpha + (p-1)/p * S / B``
 * all-reduce (reduce-scatter + all-gather): ``2 (p-1) alpha + 2 (p-1)/p * S / B``
-* all-to-all (pairwise exchange): ``(p-1) alpha + (p-1)/p * S / B``
+* all-to-all (pairwise exchange): ``(p-1) alpha + (p-1)/p * S / B``, split between NVLink and the NICs by
+  :func:`hierarchical_all_to_all_s`
 * point-to-point: ``alpha + S / B``
 
 ``S`` is the full buffer per rank (the all-reduce input, the all-gather *output*, the
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Link", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "all_to_all_s", "p2p_s",
+__all__ = ["Link", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "p2p_s",
            "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
 
 
@@ -83,11 +84,6 @@ def all_reduce_s(bytes_, ranks, link: Link):
     ring = 2 * (p - 1) * link.latency_s + bw
     tree = 2 * np.ceil(np.log2(np.maximum(p, 1))) * link.latency_s + bw
     return np.where(p > 1, np.minimum(ring, tree), 0.0)
-
-
-def all_to_all_s(bytes_, ranks, link: Link):
-    """Pairwise-exchange all-to-all; ``bytes_`` is the send buffer per rank (1/p stays local)."""
-    return reduce_scatter_s(bytes_, ranks, link)
 
 
 def p2p_s(bytes_, link: Link):

@@ -3,7 +3,8 @@
 Every model function here is pure and vectorised: arguments broadcast like numpy arrays (one
 call can price a million configurations), results are ``float64`` arrays (0-d for scalar
 input), and nothing reads a file. Assumptions live in ``data/assumptions/*.csv`` and reach the
-functions through :func:`assumptions` (validated, frozen records) and the caller.
+functions through :mod:`intelligence_per_dollar.sources.assumptions` (validated, frozen records)
+and the caller.
 
 Conventions: money in USD, power in W, energy in kWh, time in s or named hours/years, rates per
 year, fractions in [0, 1]. A year is the Julian year, :data:`HOURS_PER_YEAR` = 8766 h.
@@ -21,23 +22,22 @@ The pieces, and where each formula comes from:
 * :func:`agentic_task_cost` / :func:`cost_per_successful_task` -- k steps each succeeding with
   probability p, so an attempt succeeds with p**k; retry policies; context growth; expected
   cost / P(success).
-* :func:`break_even_price_usd` -- the system price at which a candidate platform costs the same
-  as a reference platform for one workload; closed form because cost is linear in price.
+* :func:`break_even_price_usd` -- the system price at which a candidate system costs the same
+  as a reference system for one workload; closed form because cost is linear in price.
 * :func:`lifecycle_usd_per_success` -- train/post-train once, serve many: a campaign amortised
   over the tasks served in the model's life.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from pathlib import Path
-from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
+import pandas as pd
 
-from intelligence_per_dollar.sources import io
+from intelligence_per_dollar.sources import hardware
+from intelligence_per_dollar.sources.assumptions import Assumption
 
 #: Hours in a (Julian) year: 365.25 days x 24 h.
 HOURS_PER_YEAR = 8766.0
@@ -52,8 +52,6 @@ RETRY_POLICIES = ("none", "task", "step")
 CAPITAL_METHODS = ("annuity", "straight_line")
 #: Depreciation methods understood by :func:`depreciation_schedule_usd`.
 DEPRECIATION_METHODS = ("straight_line", "declining_balance")
-
-_ASSUMPTION_COLUMNS = ("name", "unit", "low", "central", "high", "source_url", "date_read", "kind", "note")
 
 
 # --------------------------------------------------------------------------------------------
@@ -113,9 +111,9 @@ def capital_recovery_factor(wacc, life_years) -> np.ndarray:
     r = _arr("wacc", wacc, low=0.0, high=1.0)
     n = _arr("life_years", life_years, low=0.0, low_open=True)
     r, n = np.broadcast_arrays(r, n)
-    denom = -np.expm1(-n * np.log1p(r))          # 1 - (1+r)^-n, > 0 for r > 0
-    safe = np.where(r > 0, denom, 1.0)
-    return np.where(r > 0, r / safe, 1.0 / n)
+    denom = -np.expm1(-n * np.log1p(r))          # 1 - (1+r)^-n; underflows to 0 for subnormal r
+    usable = denom > 0                           # where it does, r -> 0 and the limit 1/n is exact
+    return np.where(usable, r / np.where(usable, denom, 1.0), 1.0 / n)
 
 
 def annuity_factor(wacc, life_years) -> np.ndarray:
@@ -248,23 +246,24 @@ COST_ASSUMPTIONS = ("networking_capex_fraction", "storage_capex_fraction", "faci
                     "electricity_usd_per_kwh", "operations_fraction_of_capex_per_year", "utilisation")
 
 
-def cost_kwargs(values: Mapping[str, object], platform: str | None = None) -> dict[str, object]:
+def cost_kwargs(values: Mapping[str, object], accelerator: str | None = None) -> dict[str, object]:
     """Keyword arguments for :func:`usd_per_gpu_hour` from a mapping of assumption values.
 
-    ``values`` maps assumption names to numbers or arrays (e.g. :func:`centrals` or a Monte Carlo
-    sample). With ``platform`` (e.g. ``"GB200"``) it also sets ``all_in_power_w_per_gpu`` from
-    ``all_in_power_w_per_gpu_<platform>``.
+    ``values`` maps assumption names to numbers or arrays (e.g. ``sources.assumptions.centrals``
+    or a Monte Carlo sample). With ``accelerator`` (e.g. ``"GB200"``) it also sets
+    ``all_in_power_w_per_gpu`` from ``all_in_power_w_per_gpu_<accelerator>``.
     """
     missing = [k for k in COST_ASSUMPTIONS if k not in values]
     if missing:
         raise ValueError(f"parameter values is missing assumption(s) {', '.join(missing)}")
     out = {k: values[k] for k in COST_ASSUMPTIONS}
-    if platform is not None:
-        key = f"all_in_power_w_per_gpu_{platform}"
+    if accelerator is not None:
+        key = f"all_in_power_w_per_gpu_{accelerator}"
         if key not in values:
             known = sorted(k.removeprefix("all_in_power_w_per_gpu_") for k in values
                            if k.startswith("all_in_power_w_per_gpu_"))
-            raise ValueError(f"parameter platform={platform!r} has no power assumption; known: {', '.join(known)}")
+            raise ValueError(f"parameter accelerator={accelerator!r} has no power assumption; "
+                             f"known: {', '.join(known)}")
         out["all_in_power_w_per_gpu"] = values[key]
     return out
 
@@ -275,7 +274,7 @@ def cost_kwargs(values: Mapping[str, object], platform: str | None = None) -> di
 
 def break_even_price_usd(reference_usd_per_gpu_hour, gpu_hour_ratio, gpus_per_system,
                          all_in_power_w_per_gpu, **cost) -> np.ndarray:
-    """System (rack) price at which a candidate platform costs the same as a reference for a workload.
+    """System (rack) price at which a candidate system costs the same as a reference for a workload.
 
     The workload needs H_ref GPU-hours on the reference (e.g. GB200 NVL72) and
     H_cand = H_ref / ``gpu_hour_ratio`` on the candidate (e.g. Vera Rubin NVL72; NVIDIA's claim
@@ -427,7 +426,7 @@ def cost_per_successful_task(step_success_probability, steps, **task) -> np.ndar
 def successful_tasks_per_usd(usd_per_success) -> np.ndarray:
     """Intelligence per dollar as the book defines it: successful tasks per USD (1 / cost per success)."""
     c = _arr("usd_per_success", usd_per_success, low=0.0, allow_inf=True)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):   # a subnormal cost: inf tasks per USD, as at 0
         return np.where(c > 0, 1.0 / np.where(c > 0, c, 1.0), np.inf)
 
 
@@ -454,14 +453,14 @@ def lifecycle_usd_per_success(serving_usd_per_success, campaign_usd, lifetime_ta
     tasks = _arr("lifetime_tasks_served", lifetime_tasks_served, low=0.0, low_open=True)
     P = _prob("success_probability", success_probability)
     successes = tasks * P
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tiny P: inf, as documented
         amortised = np.where(successes > 0, camp / np.where(successes > 0, successes, 1.0),
                              np.where(camp > 0, np.inf, 0.0))
     return serve + amortised
 
 
 # --------------------------------------------------------------------------------------------
-# platforms: a system in the hardware catalogue priced with the assumption values
+# systems: a system in the hardware catalogue priced with the assumption values
 # --------------------------------------------------------------------------------------------
 
 def price_key(system: str) -> str:
@@ -469,23 +468,21 @@ def price_key(system: str) -> str:
     return f"{system}.system_price_usd"
 
 
-def platform(system: str) -> tuple[str, int]:
+def accelerator_and_gpus(system: str) -> tuple[str, int]:
     """``(accelerator id, GPUs per system)`` of a system in the hardware catalogue (e.g. ``"GB200-NVL72"``)."""
-    from intelligence_per_dollar.sources import hardware
-
-    s = hardware.get_system(system)
-    return s.accelerator, int(s.gpus)
+    system_spec = hardware.get_system(system)
+    return system_spec.accelerator, int(system_spec.gpus)
 
 
-def platform_cost_kwargs(values: Mapping[str, object], system: str,
-                         system_price_usd=None) -> dict[str, object]:
+def system_cost_kwargs(values: Mapping[str, object], system: str,
+                       system_price_usd=None) -> dict[str, object]:
     """Positional and keyword arguments of :func:`usd_per_gpu_hour_breakdown` for one system.
 
     The price per GPU is the system price (``system_price_usd``, else ``values[price_key(system)]``)
     over its GPUs; the all-in power is ``values["all_in_power_w_per_gpu_<accelerator>"]``.
     Returns a dict with ``system_price_usd_per_gpu`` plus :func:`cost_kwargs`.
     """
-    acc, gpus = platform(system)
+    accelerator, gpus = accelerator_and_gpus(system)
     if system_price_usd is None:
         key = price_key(system)
         if key not in values:
@@ -494,76 +491,70 @@ def platform_cost_kwargs(values: Mapping[str, object], system: str,
         system_price_usd = values[key]
     price = _arr("system_price_usd", system_price_usd, low=0.0)
     out = {"system_price_usd_per_gpu": price / gpus}
-    out.update(cost_kwargs(values, acc))
+    out.update(cost_kwargs(values, accelerator))
     return out
 
 
-def platform_usd_per_gpu_hour(values: Mapping[str, object], system: str, system_price_usd=None,
-                              breakdown: bool = False):
-    """USD per utilised GPU-hour of ``system`` (or its breakdown dict); see :func:`platform_cost_kwargs`."""
-    kw = platform_cost_kwargs(values, system, system_price_usd)
+def system_usd_per_gpu_hour(values: Mapping[str, object], system: str, system_price_usd=None,
+                            breakdown: bool = False):
+    """USD per utilised GPU-hour of ``system`` (or its breakdown dict); see :func:`system_cost_kwargs`."""
+    kw = system_cost_kwargs(values, system, system_price_usd)
     price = kw.pop("system_price_usd_per_gpu")
     power = kw.pop("all_in_power_w_per_gpu")
     b = usd_per_gpu_hour_breakdown(price, power, **kw)
     return b if breakdown else b["total"]
 
 
-def platform_break_even_price_usd(values: Mapping[str, object], candidate: str, reference: str,
-                                  gpu_hour_ratio) -> np.ndarray:
+def system_break_even_price_usd(values: Mapping[str, object], candidate: str, reference: str,
+                                gpu_hour_ratio) -> np.ndarray:
     """Candidate system price at which a workload costs the same as on the reference system.
 
     The reference is priced at ``values[price_key(reference)]``; ``gpu_hour_ratio`` is the
     reference's GPU-hours over the candidate's for the same work (see
     :func:`break_even_price_usd`, which holds the formula).
     """
-    ref = platform_usd_per_gpu_hour(values, reference)
-    acc, gpus = platform(candidate)
-    kw = cost_kwargs(values, acc)
+    ref = system_usd_per_gpu_hour(values, reference)
+    accelerator, gpus = accelerator_and_gpus(candidate)
+    kw = cost_kwargs(values, accelerator)
     power = kw.pop("all_in_power_w_per_gpu")
     return break_even_price_usd(ref, gpu_hour_ratio, gpus, power, **kw)
 
 
-def buildup_table(values: Mapping[str, object], systems) -> "pd.DataFrame":
+def buildup_table(values: Mapping[str, object], systems) -> pd.DataFrame:
     """Long table of the $/GPU-hour build-up: one row per (system, component), central values."""
-    import pandas as pd
-
     rows = []
-    for sys_ in systems:
-        b = platform_usd_per_gpu_hour(values, sys_, breakdown=True)
+    for system in systems:
+        b = system_usd_per_gpu_hour(values, system, breakdown=True)
         for comp in BUILDUP_COMPONENTS:
-            rows.append({"system": sys_, "component": comp, "usd_per_gpu_hour": float(b[comp])})
+            rows.append({"system": system, "component": comp, "usd_per_gpu_hour": float(b[comp])})
     return pd.DataFrame(rows)
 
 
-def market_table(records: Mapping[str, Assumption], systems) -> "pd.DataFrame":
+def market_table(records: Mapping[str, Assumption], systems) -> pd.DataFrame:
     """Market $/GPU-hour beside the build-up: rental rates and SemiAnalysis's owner TCO per system.
 
     Reads the ``<accelerator>.rental_usd_per_gpu_hour`` and ``<accelerator>.tco_usd_per_gpu_hour``
     records of ``data/prices/prices.csv`` (passed in as ``records``); systems without one are
     skipped. Columns: system, kind, low, central, high, source_url.
     """
-    import pandas as pd
-
     rows = []
-    for sys_ in systems:
-        acc, _ = platform(sys_)
+    for system in systems:
+        accelerator, _ = accelerator_and_gpus(system)
         for field_, kind in (("rental_usd_per_gpu_hour", "rental (on-demand)"),
                              ("tco_usd_per_gpu_hour", "owner TCO (SemiAnalysis)")):
-            a = records.get(f"{acc}.{field_}")
+            a = records.get(f"{accelerator}.{field_}")
             if a is not None:
-                rows.append({"system": sys_, "kind": kind, "low": a.low, "central": a.central, "high": a.high,
+                rows.append({"system": system, "kind": kind, "low": a.low, "central": a.central, "high": a.high,
                              "source_url": a.provenance.source_url})
     return pd.DataFrame(rows, columns=["system", "kind", "low", "central", "high", "source_url"])
 
 
-def reliability_curves(p_grid, steps, *, series_label: str = "k = {k} steps", **task) -> "pd.DataFrame":
+def reliability_curves(p_grid, steps, *, series_label: str = "k = {k} steps", **task) -> pd.DataFrame:
     """Long table of cost per successful task against per-step reliability, one series per k.
 
     ``task``: keyword arguments of :func:`agentic_task_cost` (tokens, prices, retry policy).
     Columns: series, steps, p, usd_per_success, success_probability.
     """
-    import pandas as pd
-
     p = _prob("p_grid", p_grid).ravel()
     ks = _arr("steps", steps, low=1.0, integer=True).ravel()
     tc = agentic_task_cost(p[None, :], ks[:, None], **task)
@@ -579,145 +570,12 @@ def reliability_curves(p_grid, steps, *, series_label: str = "k = {k} steps", **
 BUILDUP_COMPONENTS = ("it_capital", "facility_capital", "colocation", "power", "operations")
 
 
-# --------------------------------------------------------------------------------------------
-# loaders (the only functions here that touch files)
-# --------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Assumption:
-    """One ranged assumption: low <= central <= high, in ``unit``, with where it comes from."""
-
-    name: str
-    unit: str
-    low: float
-    central: float
-    high: float
-    provenance: io.Provenance
-    row: int = 0
-
-    @property
-    def spread(self) -> float:
-        """high - low."""
-        return self.high - self.low
-
-
-def parse_ranges(path: Path, id_columns: tuple[str, ...] = ("name",)) -> Mapping[str, Assumption]:
-    """Read and validate a low/central/high file; keys join ``id_columns`` with '.'.
-
-    Files with a ``used`` column (sources that disagree, as in ``data/prices/prices.csv``) keep
-    every source as a row; only the ``used=true`` row of each key is returned, and a key with two
-    used rows is an error (reported as a duplicate).
-
-    Each problem raises :class:`io.DataError` naming the file, row and column: a missing column,
-    an empty or duplicate name, a value that is not a finite number, low > central or
-    central > high, or bad provenance.
-    """
-    path = Path(path)
-    required = tuple(id_columns) + tuple(c for c in _ASSUMPTION_COLUMNS if c not in ("name", "unit"))
-    rows = io.read_rows(path, required)
-    out: dict[str, Assumption] = {}
-    for row, rec in rows:
-        parts = []
-        for col in id_columns:
-            v = rec.get(col, "")
-            if not v:
-                raise io.DataError(f"{path}, row {row}, column '{col}': empty")
-            parts.append(v)
-        name = ".".join(parts)
-        if "used" in rec and not io.parse_bool(path, row, "used", rec["used"]):
-            continue  # an alternative source kept for the record; the used row is the book's value
-        if name in out:
-            raise io.DataError(f"{path}, row {row}, column '{id_columns[0]}': duplicate name '{name}' "
-                               f"(first at row {out[name].row})")
-        vals = {c: io.parse_float(path, row, c, rec[c]) for c in ("low", "central", "high")}
-        if vals["low"] > vals["central"]:
-            raise io.DataError(f"{path}, row {row}, column 'low': low {vals['low']!r} > central "
-                               f"{vals['central']!r}; expected low <= central <= high")
-        if vals["central"] > vals["high"]:
-            raise io.DataError(f"{path}, row {row}, column 'high': high {vals['high']!r} < central "
-                               f"{vals['central']!r}; expected low <= central <= high")
-        prov = io.check_provenance(path, row, rec)
-        out[name] = Assumption(name, rec.get("unit", ""), vals["low"], vals["central"], vals["high"],
-                               prov, row)
-    return MappingProxyType(out)
-
-
-@functools.lru_cache(maxsize=16)
-def _cached(data_dir: str, parts: tuple[str, ...], id_columns: tuple[str, ...]) -> Mapping[str, Assumption]:
-    return parse_ranges(io.data_path(*parts), id_columns)
-
-
-def assumptions(filename: str = "economics.csv") -> Mapping[str, Assumption]:
-    """The assumptions in ``data/assumptions/<filename>`` as frozen records keyed by name."""
-    return _cached(str(io.data_dir()), ("assumptions", filename), ("name",))
-
-
-def task_assumptions() -> Mapping[str, Assumption]:
-    """``data/assumptions/tasks.csv``: per-step reliability, steps, tokens, retries, lifetime tasks."""
-    return assumptions("tasks.csv")
-
-
-def prices() -> Mapping[str, Assumption]:
-    """``data/prices/prices.csv`` as records keyed ``"<item>.<field>"`` (e.g. rack capex, rental)."""
-    return _cached(str(io.data_dir()), ("prices", "prices.csv"), ("item", "field"))
-
-
-def centrals(records: Mapping[str, Assumption]) -> dict[str, float]:
-    """``{name: central}`` for a set of records (the deterministic, central case)."""
-    return {k: a.central for k, a in records.items()}
-
-
-def book_assumptions() -> dict[str, Assumption]:
-    """Every ranged input of chapter 4 in one mapping: economics, tasks and the used prices."""
-    return {**assumptions(), **task_assumptions(), **prices()}
-
-
-def with_overrides(records: Mapping[str, Assumption],
-                   overrides: Mapping[str, object] | None) -> dict[str, Assumption]:
-    """A copy of ``records`` with some assumptions replaced.
-
-    Each override is a number (the assumption becomes that fixed value: low = central = high),
-    a ``(low, central, high)`` triple, or an :class:`Assumption`. Unknown names and triples that
-    are not ordered raise ``ValueError``.
-    """
-    out = dict(records)
-    for name, v in dict(overrides or {}).items():
-        if name not in out:
-            raise ValueError(f"parameter assumption_overrides names unknown assumption {name!r}; "
-                             f"known: {', '.join(sorted(out))}")
-        a = out[name]
-        if isinstance(v, Assumption):
-            out[name] = v
-            continue
-        if isinstance(v, (tuple, list)):
-            if len(v) != 3:
-                raise ValueError(f"parameter assumption_overrides[{name!r}]={v!r} must be a number or "
-                                 f"a (low, central, high) triple")
-            lo, c, hi = (float(_arr(f"assumption_overrides[{name!r}]", x)) for x in v)
-        else:
-            lo = c = hi = float(_arr(f"assumption_overrides[{name!r}]", v))
-        if not lo <= c <= hi:
-            raise ValueError(f"parameter assumption_overrides[{name!r}]={v!r} is not allowed; "
-                             f"expected low <= central <= high")
-        out[name] = Assumption(name, a.unit, lo, c, hi,
-                               io.Provenance(a.provenance.source_url, a.provenance.date_read, a.provenance.kind,
-                                             "overridden by the caller"), a.row)
-    return out
-
-
-def clear_cache() -> None:
-    """Forget loaded files (after editing ``data/`` in a running session)."""
-    _cached.cache_clear()
-
-
 __all__ = [
-    "HOURS_PER_YEAR", "RETRY_POLICIES", "Assumption", "TaskCost", "capital_recovery_factor",
-    "annuity_factor", "capital_charge_usd_per_year", "depreciation_schedule_usd",
+    "HOURS_PER_YEAR", "RETRY_POLICIES", "COST_ASSUMPTIONS", "BUILDUP_COMPONENTS", "TaskCost",
+    "capital_recovery_factor", "annuity_factor", "capital_charge_usd_per_year", "depreciation_schedule_usd",
     "usd_per_gpu_hour_breakdown", "usd_per_gpu_hour", "cost_kwargs", "break_even_price_usd",
     "workload_cost_usd", "campaign_cost_usd", "agentic_task_cost", "cost_per_successful_task",
     "successful_tasks_per_usd", "implied_step_success_probability", "lifecycle_usd_per_success",
-    "parse_ranges", "assumptions", "task_assumptions", "prices", "centrals", "clear_cache",
-    "price_key", "platform", "platform_cost_kwargs", "platform_usd_per_gpu_hour",
-    "platform_break_even_price_usd", "buildup_table", "market_table", "reliability_curves", "BUILDUP_COMPONENTS", "book_assumptions",
-    "with_overrides",
+    "price_key", "accelerator_and_gpus", "system_cost_kwargs", "system_usd_per_gpu_hour",
+    "system_break_even_price_usd", "buildup_table", "market_table", "reliability_curves",
 ]

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from intelligence_per_dollar.model import peaks
+from intelligence_per_dollar.sources import ceilings as ceiling_data
 from intelligence_per_dollar.sources import hardware, io, measurements
 
 SCENARIOS = ("low", "central", "high")
@@ -75,26 +77,8 @@ class Ceilings:
 
 
 # ---------------------------------------------------------------------------------------------
-# Loading and calibration (the only I/O; cached)
+# Calibration (the rows come from sources.ceilings; cached)
 # ---------------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=4)
-def _rows(data_dir: str) -> tuple[dict, ...]:
-    path = io.data_path("efficiency", "ceilings.csv")
-    out = []
-    for row, rec in io.read_rows(path, ["accelerator", "quantity", "low", "central", "high", "calibration_run",
-                                        "source_url", "date_read", "kind", "note"]):
-        prov = io.check_provenance(path, row, rec)
-        if rec["quantity"] not in QUANTITIES:
-            raise io.DataError(f"{path}, row {row}, column 'quantity': unknown '{rec['quantity']}'; "
-                               f"allowed: {', '.join(QUANTITIES)}")
-        vals = {s: io.parse_float(path, row, s, rec[s], positive=True, allow_zero=False) for s in SCENARIOS}
-        if not vals["low"] <= vals["central"] <= vals["high"]:
-            raise io.DataError(f"{path}, row {row}: low <= central <= high is violated ({vals})")
-        out.append({"accelerator": rec["accelerator"], "quantity": rec["quantity"], **vals,
-                    "calibration_run": rec["calibration_run"], "provenance": prov})
-    return tuple(out)
-
 
 def _fit_attention(df) -> tuple[float, float]:
     """Least-squares fit of rate = e_max * s / (s + s_half) to measured fwd+bwd attention rates."""
@@ -118,7 +102,7 @@ def calibration(run: str = measurements.DEFAULT_RUN) -> dict[str, float]:
     best = {p: float(g.loc[g["precision"] == p, "flop_per_s"].max()) for p in ("bf16", "fp8")}
     burst = best["bf16"] / acc.bf16_dense_flop_per_s
     sustained = measurements.power_summary(run)["sustained_bf16_flop_per_s"]
-    fp8_frac = best["fp8"] / hardware.dense_flop_per_s(acc, "fp8")
+    fp8_frac = best["fp8"] / peaks.dense_flop_per_s(acc, "fp8")
     e_attn, s_half = _fit_attention(measurements.attention(run))
     hbm = float(measurements.hbm(run)["bytes_per_s"].max()) / acc.hbm_bytes_per_s
     return {"gemm_burst_fraction_bf16": burst, "power_throttle": min(1.0, sustained / best["bf16"]),
@@ -128,7 +112,7 @@ def calibration(run: str = measurements.DEFAULT_RUN) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=64)
 def _ceilings(acc_id: str, scenario: str, data_dir: str) -> Ceilings:
-    rows = _rows(data_dir)
+    rows = ceiling_data.rows(QUANTITIES)
     vals: dict[str, float] = {}
     for who in ("*", acc_id):  # the accelerator's own rows override the defaults
         for r in rows:
@@ -199,8 +183,3 @@ def attention_efficiency(seq_len, ceil: Ceilings):
 def attention_time_s(flop, seq_len, *, bf16_peak_flop_per_s, ceil: Ceilings):
     """Time of flash-attention work of ``flop`` FLOPs (any mix of fwd/bwd) at ``seq_len``."""
     return np.asarray(flop, float) / (bf16_peak_flop_per_s * attention_efficiency(seq_len, ceil))
-
-
-def memory_time_s(bytes_, *, hbm_bytes_per_s, ceil: Ceilings):
-    """Time of memory-bound work that moves ``bytes_`` through HBM."""
-    return np.asarray(bytes_, float) / (hbm_bytes_per_s * ceil.hbm_fraction)

@@ -39,11 +39,16 @@ up to ``k`` policy versions): the straggler tax is amortised over ``k + 1`` step
 overlap, ``t = max(t_rollout(k), t_train) + t_sync``, never slower than synchronous.
 
 **Cost** = (rollout GPUs + trainer GPUs) x t x $/GPU-h + sandbox CPUs x t x $/CPU-h.
+
+**Inputs.** :func:`rl_step` takes every workload quantity explicitly (it keeps defaults only for the
+physics: weight-sync efficiency and latency, the sync schedule). The book's workload is one record,
+:func:`intelligence_per_dollar.sources.workloads.rl` (``data/workloads/workloads.csv``);
+:func:`workload_inputs` turns it into :func:`rl_step`'s arguments for one accelerator (owner $/GPU-h,
+the central rollout derate and CPU price of ``data/assumptions/post_training.csv``) and
+:func:`workload_step` runs it.
 """
 
 from __future__ import annotations
-
-from types import MappingProxyType
 
 import functools
 import math
@@ -53,55 +58,35 @@ from typing import Mapping
 
 import numpy as np
 
-from intelligence_per_dollar.model import architecture, economics, inference, training
-from intelligence_per_dollar.sources import hardware
+from intelligence_per_dollar.model import architecture, inference, training
+from intelligence_per_dollar.sources import assumptions as assumption_files
+from intelligence_per_dollar.sources import hardware, models, workloads
 
 __all__ = ["ALGORITHMS", "SCHEDULES", "RLStep", "rl_step", "weight_sync_time_s", "campaign", "best_split",
-           "longest_rollout_tokens", "assumptions", "weight_sync_runs", "weight_sync_table"]
+           "longest_rollout_tokens", "assumptions", "owner_usd_per_gpu_hour", "split_gpus", "workload_inputs",
+           "workload_step"]
 
-ALGORITHMS = ("grpo", "ppo")
+ALGORITHMS = workloads.RL_ALGORITHMS
 SCHEDULES = ("p2p", "broadcast")
 #: Extra passes per algorithm, in units of the policy's forward+backward: (critic fwd+bwd, forwards)
 #: GRPO: reference-policy and old-policy log-prob forwards. PPO: + critic update and its value forward.
 _EXTRA = {"grpo": (0.0, 2.0), "ppo": (1.0, 3.0)}
 
 
-#: Policy models the chapter offers, in the architecture schema of :mod:`architecture`.
-POLICIES = MappingProxyType({
-    # Stand-in for Nemotron 3 Ultra (550B total / 55B active, 512 experts top-22; arXiv 2606.15007),
-    # a hybrid Mamba-Transformer LatentMoE the schema cannot represent exactly: 88 layers, d 8192,
-    # 18 always-on expert-sized FFNs carry the dense share.
-    "nemotron-3-ultra-class": MappingProxyType(dict(
-        layers=88, d_model=8192, heads=64, kv_heads=8, d_ff=8192, vocab=131072, experts=512, top_k=22,
-        expert_d_ff=464, shared_experts=18)),
-    # DeepSeek-V3 (arXiv 2412.19437, Table 1 / config.json): MLA, 256 experts top-8 + 1 shared.
-    "deepseek-v3": MappingProxyType(dict(
-        layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256, top_k=8,
-        expert_d_ff=2048, shared_experts=1, dense_layers=3, head_dim=128, q_lora_rank=1536, kv_lora_rank=512,
-        qk_rope_head_dim=64)),
-})
 
-
-def policy_model(name: str) -> dict:
-    """The architecture dict of a named policy (``ValueError`` lists the known names)."""
-    if name not in POLICIES:
-        raise ValueError(f"policy={name!r} is not known; allowed: {', '.join(POLICIES)}")
-    return dict(POLICIES[name])
-
-
-def owner_usd_per_gpu_hour(platform: str, overrides: Mapping[str, float] | None = None) -> float:
-    """$/GPU-hour for ``platform``: an override, else the owner-cost reference row of
+def owner_usd_per_gpu_hour(accelerator: str, overrides: Mapping[str, float] | None = None) -> float:
+    """$/GPU-hour for ``accelerator``: an override, else the owner-cost reference row of
     ``data/assumptions/economics.csv`` (SemiAnalysis AI Cloud TCO via InferenceX)."""
-    if overrides and platform in overrides:
-        v = float(overrides[platform])
+    if overrides and accelerator in overrides:
+        v = float(overrides[accelerator])
         if not (v >= 0):
-            raise ValueError(f"usd_overrides[{platform!r}]={v!r} must be >= 0")
+            raise ValueError(f"usd_overrides[{accelerator!r}]={v!r} must be >= 0")
         return v
-    key = f"owner_usd_per_gpu_hour_reference_{platform}"
-    econ = economics.assumptions()
+    key = f"owner_usd_per_gpu_hour_reference_{accelerator}"
+    econ = assumption_files.assumptions()
     if key not in econ:
-        raise ValueError(f"no owner $/GPU-hour for platform {platform!r} in data/assumptions/economics.csv; "
-                         f"pass usd_overrides={{'{platform}': ...}}")
+        raise ValueError(f"no owner $/GPU-hour for accelerator {accelerator!r} in data/assumptions/economics.csv; "
+                         f"pass usd_overrides={{'{accelerator}': ...}}")
     return econ[key].central
 
 
@@ -114,9 +99,9 @@ def split_gpus(fleet_gpus: int, rollout_fraction: float, group: int = 8) -> tupl
     return rollout, fleet_gpus - rollout
 
 
-def assumptions() -> Mapping[str, economics.Assumption]:
+def assumptions() -> Mapping[str, assumption_files.Assumption]:
     """``data/assumptions/post_training.csv`` (low/central/high with provenance)."""
-    return economics.assumptions("post_training.csv")
+    return assumption_files.assumptions("post_training.csv")
 
 
 def _num(name, value, *, low=None, high=None, low_open=False, integer=False):
@@ -236,10 +221,11 @@ class RLStep:
 
 
 @functools.lru_cache(maxsize=512)
-def _decode_coefficients(spec, hw, gpus, precision, isl, osl, efficiency_):
+def _decode_coefficients(spec, accelerator, gpus, precision, isl, osl, efficiency_):
     """(a, c, M, ranks, t_prefill_per_seq) of the rollout fleet: iteration time a + c b per rank."""
-    c = inference.candidates(inference._context(spec, hw, precision, isl, osl, None, "aggregated", "central"), gpus)
-    ctx = inference._context(spec, hw, precision, isl, osl, None, "decode", "central")
+    agg = inference._context(spec, accelerator, precision, isl, osl, None, "aggregated", "central")
+    c = inference.candidates(agg, gpus)
+    ctx = inference._context(spec, accelerator, precision, isl, osl, None, "decode", "central")
     mc = inference.max_concurrency(ctx, c)
     if mc.max() < 1:
         raise ValueError(inference._no_fit_message(ctx, gpus, c) + " (rollout fleet)")
@@ -252,34 +238,35 @@ def _decode_coefficients(spec, hw, gpus, precision, isl, osl, efficiency_):
     tf = float(inference.evaluate(ctx, {**one, "concurrency": ranks[i:i + 1] * b_full})["step_s"][0])
     slope = max((tf - t1) / max(b_full - 1.0, 1.0), 0.0)
     a = max(t1 - slope, 0.0)
-    pctx = inference._context(spec, hw, precision, isl, 1, None, "prefill", "central")
+    pctx = inference._context(spec, accelerator, precision, isl, 1, None, "prefill", "central")
     tp_ = inference.evaluate(pctx, {**one, "concurrency": ranks[i:i + 1] * 8})
     t_pre = float(tp_["step_s"][0]) / 8.0             # per prompt per rank, batched prefill
     return a / efficiency_, slope / efficiency_, float(mc[i]), float(ranks[i]), t_pre / efficiency_
 
 
 @functools.lru_cache(maxsize=512)
-def _train_time(spec, hw, gpus, precision, seq_len, batch_seqs):
-    e = training.estimate(spec, hw, gpus, precision, seq_len=seq_len, global_batch_tokens=batch_seqs * seq_len)
+def _train_time(spec, accelerator, gpus, precision, seq_len, batch_seqs):
+    e = training.estimate(spec, accelerator, gpus, precision, seq_len=seq_len, global_batch_tokens=batch_seqs * seq_len)
     return e.step_time_s
 
 
-def rl_step(model, platform: str, rollout_gpus: int, trainer_gpus: int, *, prompts: int = 256,
-            group_size: int = 16, input_tokens: int = 1024, output_tokens_mean: float = 8000.0,
-            output_tokens_sigma: float = 0.8, max_output_tokens: int = 32768, sandbox_cpu_s: float = 20.0,
-            sandbox_cpus: int = 2048, cpu_usd_per_hour: float = 0.025, cpu_speed_factor: float = 1.0,
-            algorithm: str = "grpo", async_depth: int = 0, rollout_precision: str = "fp8",
-            trainer_precision: str = "bf16", usd_per_gpu_hour: float = 3.0, rollout_efficiency: float = 1.0,
-            sync_schedule: str = "p2p", sync_efficiency: float = 0.9, sync_latency_s: float = 10e-6,
-            rollout_shard_gpus: int | None = None, trainer_seq_len: int | None = None) -> RLStep:
+def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: int, trainer_gpus: int, *,
+            prompts: int, group_size: int, input_tokens: int, output_tokens_mean: float, output_tokens_sigma: float,
+            max_output_tokens: int, sandbox_cpu_s: float, sandbox_cpus: int, algorithm: str, async_depth: int,
+            rollout_precision: str, trainer_precision: str, usd_per_gpu_hour: float, cpu_usd_per_hour: float,
+            rollout_efficiency: float, cpu_speed_factor: float = 1.0, sync_schedule: str = "p2p",
+            sync_efficiency: float = 0.9, sync_latency_s: float = 10e-6, rollout_shard_gpus: int | None = None,
+            trainer_seq_len: int | None = None) -> RLStep:
     """Time, cost and stage shares of one RL step (see the module docstring for the equations).
 
-    ``rollout_efficiency`` derates the inference model's roofline-based rollout speed (1 = as
-    predicted; ``data/assumptions/post_training.csv`` gives the measured/predicted ratio the
-    validation table shows for MoE serving). ``async_depth`` 0 = synchronous.
+    The workload arguments have no defaults: :func:`workload_inputs` gives the book's
+    (``RLWorkload.step_kwargs()`` plus prices and derate). ``rollout_efficiency`` derates the
+    inference model's roofline-based rollout speed (1 = as predicted;
+    ``data/assumptions/post_training.csv`` gives the measured/predicted ratio the validation table
+    shows for MoE serving). ``async_depth`` 0 = synchronous.
     """
-    s = architecture.spec(model)
-    acc = hardware.get(platform)
+    s = models.spec(model)
+    acc = hardware.get(accelerator)
     for name, v in (("rollout_gpus", rollout_gpus), ("trainer_gpus", trainer_gpus), ("prompts", prompts),
                     ("group_size", group_size), ("input_tokens", input_tokens), ("max_output_tokens", max_output_tokens),
                     ("sandbox_cpus", sandbox_cpus)):
@@ -361,13 +348,13 @@ def _min_shard(s, acc, precision, rollout_gpus):
     return max(g, 1)
 
 
-def best_split(model, platform: str, gpus: int, fractions=None, **kw):
+def best_split(model, accelerator: str, gpus: int, fractions=None, **kw):
     """Evaluate rollout/trainer splits of a fixed fleet; returns a DataFrame sorted by fraction with
     step time, cost and a ``best`` flag (lowest cost per step among the splits that run)."""
     import pandas as pd
 
     _num("gpus", gpus, low=2, integer=True)
-    dom = int(hardware.get(platform).scaleup_domain_gpus)
+    dom = int(hardware.get(accelerator).scaleup_domain_gpus)
     fracs = fractions if fractions is not None else np.arange(1, 16) / 16.0
     rows = []
     for f in fracs:
@@ -378,7 +365,7 @@ def best_split(model, platform: str, gpus: int, fractions=None, **kw):
         if r_g < 1 or t_g < 1:
             continue
         try:
-            st = rl_step(model, platform, r_g, t_g, **kw)
+            st = rl_step(model, accelerator, r_g, t_g, **kw)
         except ValueError as ex:
             rows.append({"rollout_fraction": r_g / gpus, "rollout_gpus": r_g, "trainer_gpus": t_g, "step_time_s": np.nan,
                          "cost_usd": np.nan, "note": str(ex)[:120]})
@@ -404,63 +391,42 @@ class Campaign:
     generated_tokens: float
 
 
-def campaign(model, platform: str, rollout_gpus: int, trainer_gpus: int, steps: int, **kw) -> Campaign:
+def campaign(model, accelerator: str, rollout_gpus: int, trainer_gpus: int, steps: int, **kw) -> Campaign:
     """A post-training campaign of ``steps`` identical RL steps: wall-clock days, USD, GPU-hours, tokens."""
     _num("steps", steps, low=1, integer=True)
-    st = rl_step(model, platform, rollout_gpus, trainer_gpus, **kw)
+    st = rl_step(model, accelerator, rollout_gpus, trainer_gpus, **kw)
     secs = st.step_time_s * steps
     return Campaign(int(steps), st, secs / 86400.0, st.cost_usd * steps,
                     (rollout_gpus + trainer_gpus) * secs / 3600.0, st.generated_tokens * steps)
 
 
 # ---------------------------------------------------------------------------------------------
-# weight-sync validation (data/runs/weight_sync_runs.csv)
+# the book's workload
 # ---------------------------------------------------------------------------------------------
 
-_WS_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", "params",
-               "src_bytes_per_param", "dst_bytes_per_param", "senders", "receivers", "receiver_shard_gpus",
-               "schedule", "link_bytes_per_s", "host_link_bytes_per_s", "measured_s", "note")
+def workload_inputs(workload: workloads.RLWorkload, accelerator: str,
+                    usd_overrides: Mapping[str, float] | None = None) -> dict[str, object]:
+    """Every workload, price and derate argument of :func:`rl_step` for ``workload`` on ``accelerator``.
+
+    The workload's fields (:meth:`RLWorkload.step_kwargs`), its sandbox CPU factor where the host CPU
+    is Vera (:meth:`RLWorkload.cpu_speed_factor_on`), the owner $/GPU-hour
+    (:func:`owner_usd_per_gpu_hour`) and the central ``cpu_usd_per_hour`` and ``rollout_efficiency`` of
+    ``data/assumptions/post_training.csv``.
+    """
+    a = assumptions()
+    return {**workload.step_kwargs(), "cpu_speed_factor": workload.cpu_speed_factor_on(accelerator),
+            "usd_per_gpu_hour": owner_usd_per_gpu_hour(accelerator, usd_overrides),
+            "cpu_usd_per_hour": a["cpu_usd_per_hour"].central, "rollout_efficiency": a["rollout_efficiency"].central}
 
 
-@functools.lru_cache(maxsize=2)
-def _ws_runs(data_dir: str) -> tuple[dict, ...]:
-    from intelligence_per_dollar.sources import io
+def workload_step(accelerator: str, workload: workloads.RLWorkload | None = None, *,
+                  usd_overrides: Mapping[str, float] | None = None, **overrides) -> RLStep:
+    """:func:`rl_step` of ``workload`` (default: the book's, :func:`workloads.rl`) on ``accelerator``.
 
-    path = io.data_path("runs", "weight_sync_runs.csv")
-    out = []
-    for row, rec in io.read_rows(path, _WS_COLUMNS):
-        prov = io.check_provenance(path, row, rec)
-        if rec["schedule"] not in SCHEDULES:
-            raise io.DataError(f"{path}, row {row}, column 'schedule': '{rec['schedule']}' not in {', '.join(SCHEDULES)}")
-        f = {k: io.parse_float(path, row, k, rec[k], positive=True) for k in
-             ("params", "src_bytes_per_param", "dst_bytes_per_param", "senders", "receivers", "receiver_shard_gpus",
-              "link_bytes_per_s", "measured_s")}
-        host = io.parse_float(path, row, "host_link_bytes_per_s", rec["host_link_bytes_per_s"], positive=True) \
-            if rec["host_link_bytes_per_s"] else None
-        out.append({"id": rec["id"], "group": rec["group"], "citation": rec["citation"], "provenance": prov,
-                    "model_name": rec["model_name"], "schedule": rec["schedule"], "host_link_bytes_per_s": host,
-                    "note": rec["note"], **f})
-    return tuple(out)
-
-
-def weight_sync_runs() -> tuple[dict, ...]:
-    from intelligence_per_dollar.sources import io
-    return _ws_runs(str(io.data_dir()))
-
-
-def weight_sync_table(efficiency: float | None = None):
-    """case, citation, measured, predicted, error for every published weight-sync figure."""
-    import pandas as pd
-
-    eff = efficiency if efficiency is not None else assumptions()["weight_sync_efficiency"].central
-    recs = []
-    for r in weight_sync_runs():
-        pred = weight_sync_time_s(r["params"], senders=int(r["senders"]), receivers=int(r["receivers"]),
-                                  receiver_shard_gpus=int(r["receiver_shard_gpus"]), link_bytes_per_s=r["link_bytes_per_s"],
-                                  efficiency=eff, src_bytes_per_param=r["src_bytes_per_param"],
-                                  dst_bytes_per_param=r["dst_bytes_per_param"], schedule=r["schedule"],
-                                  host_link_bytes_per_s=r["host_link_bytes_per_s"])
-        recs.append({"case": r["id"], "group": r["group"], "model": r["model_name"], "citation": r["citation"],
-                     "schedule": r["schedule"], "measured": r["measured_s"], "predicted": pred,
-                     "error": pred / r["measured_s"] - 1.0, "note": r["note"]})
-    return pd.DataFrame.from_records(recs)
+    The policy comes from the models catalogue, the fleet is split with :func:`split_gpus`;
+    ``overrides`` replace any :func:`rl_step` keyword argument.
+    """
+    w = workload if workload is not None else workloads.rl()
+    rollout, trainer = split_gpus(w.fleet_gpus, w.rollout_fraction)
+    kw = {**workload_inputs(w, accelerator, usd_overrides), **overrides}
+    return rl_step(models.get(w.policy), accelerator, rollout, trainer, **kw)

@@ -1,6 +1,6 @@
 """Uncertainty: seeded, vectorised Monte Carlo over assumption ranges, intervals and tornado.
 
-Each assumption is a low/central/high record (:class:`economics.Assumption`). :func:`sample`
+Each assumption is a low/central/high record (:class:`sources.assumptions.Assumption`). :func:`sample`
 draws ``n`` values of each from a PERT (default) or triangular distribution over
 [low, high] with mode ``central``, or log-uniformly over [low, high] for ranges spanning orders
 of magnitude. Model functions are vectorised, so :func:`run` evaluates one on all samples in a
@@ -28,7 +28,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from intelligence_per_dollar.model.economics import Assumption
+from intelligence_per_dollar.sources.assumptions import Assumption
 
 DISTRIBUTIONS = ("pert", "triangular")
 #: With ``log_uniform="auto"``, ranges with high/low at least this wide are sampled log-uniformly.
@@ -100,7 +100,7 @@ def sample(assumptions, n: int, seed: int, distribution: str = "pert",
            log_uniform: Iterable[str] | str = ()) -> dict[str, np.ndarray]:
     """``{name: array of n draws}`` for every assumption; same seed -> identical arrays.
 
-    ``assumptions``: a mapping name -> :class:`Assumption` (e.g. :func:`economics.assumptions`)
+    ``assumptions``: a mapping name -> :class:`Assumption` (e.g. :func:`sources.assumptions.assumptions`)
     or an iterable of records. ``log_uniform``: names to sample log-uniformly, or ``"auto"`` for
     every range with high/low >= :data:`AUTO_LOG_RATIO`.
     """

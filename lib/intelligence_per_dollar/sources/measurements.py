@@ -127,22 +127,6 @@ def attention(run: str = DEFAULT_RUN) -> pd.DataFrame:
     return df
 
 
-def train_steps(run: str = DEFAULT_RUN) -> pd.DataFrame:
-    """Whole measured training steps of small models (BF16, one GPU)."""
-    df = _table(run, "train_step.csv", {
-        "name": "str", "total_params": "int", "active_params": "int", "layers": "int", "d_model": "int",
-        "ffn": "int", "seq": "int", "batch": "int", "step_s": "pos", "tokens_per_s": "pos",
-        "model_tflops_6nd": "pos", "model_tflops_with_attn": "pos", "peak_mem_gib": "pos"})
-    path, _ = _file(run, "train_step.csv")
-    raw = io.read_rows(path, ["experts", "topk"])
-    df["experts"] = [int(io.parse_float(path, r, "experts", rec["experts"], positive=True)) for r, rec in raw]
-    df["top_k"] = [int(io.parse_float(path, r, "topk", rec["topk"], positive=True)) for r, rec in raw]
-    df["model_flop_per_s_6nd"] = df.pop("model_tflops_6nd") * 1e12
-    df["model_flop_per_s_with_attn"] = df.pop("model_tflops_with_attn") * 1e12
-    df["peak_memory_bytes"] = df.pop("peak_mem_gib") * 2**30
-    return df
-
-
 def power(run: str = DEFAULT_RUN) -> pd.DataFrame:
     """Power and clock samples during the sustained-GEMM test."""
     df = _table(run, "power.csv", {"timestamp": "str", "power_w": "pos", "power_limit_w": "pos",
@@ -164,51 +148,3 @@ def power_summary(run: str = DEFAULT_RUN) -> dict[str, float]:
     if out["sustained_bf16_flop_per_s"] <= 0:
         raise io.DataError(f"{path}, key 'sustained_bf16_tflops': must be positive")
     return out
-
-
-INFERENCE_RUN = "h200-2026-11-30"
-
-
-def grouped_gemm(run: str = INFERENCE_RUN) -> pd.DataFrame:
-    """Expert GEMMs as one batched product: experts, tokens_per_expert, d_model, expert_ffn, FLOP/s."""
-    df = _table(run, "grouped_gemm.csv", {"experts": "int", "tokens_per_expert": "int", "d_model": "int",
-                                           "expert_ffn": "int", "seconds": "pos", "tflops": "pos"})
-    df["flop_per_s"] = df.pop("tflops") * 1e12
-    return df
-
-
-def moe_layer(run: str = INFERENCE_RUN) -> pd.DataFrame:
-    """One MoE MLP layer, forward+backward: impl (batched/loop), shape, seconds, model FLOP/s."""
-    df = _table(run, "moe_layer.csv", {"impl": "str", "d_model": "int", "expert_ffn": "int", "experts": "int",
-                                        "top_k": "int", "tokens": "int", "seconds": "pos", "model_tflops": "pos"})
-    df["model_flop_per_s"] = df.pop("model_tflops") * 1e12
-    return df
-
-
-def decode_attention(run: str = INFERENCE_RUN) -> pd.DataFrame:
-    """Single-token GQA attention over a KV cache: batch, context, heads, seconds, KV bytes/s."""
-    df = _table(run, "decode_attention.csv", {"batch": "int", "context": "int", "q_heads": "int",
-                                               "kv_heads": "int", "head_dim": "int", "seconds": "pos",
-                                               "kv_gbytes_per_s": "pos"})
-    df["kv_bytes_per_s"] = df.pop("kv_gbytes_per_s") * 1e9
-    return df
-
-
-def decode_steps(run: str = INFERENCE_RUN) -> pd.DataFrame:
-    """Whole decode steps of a Llama-3-8B-shaped model: batch, context, seconds, tokens/s."""
-    return _table(run, "decode_step.csv", {"model": "str", "batch": "int", "context": "int", "seconds": "pos",
-                                            "tokens_per_s": "pos", "weight_bytes": "pos", "kv_bytes": "pos"})
-
-
-def prefill(run: str = INFERENCE_RUN) -> pd.DataFrame:
-    """Prefill of the same model: prompt_tokens, seconds, FLOP/s."""
-    df = _table(run, "prefill.csv", {"model": "str", "prompt_tokens": "int", "seconds": "pos", "tflops": "pos"})
-    df["flop_per_s"] = df.pop("tflops") * 1e12
-    return df
-
-
-def moe_decode_steps(run: str = INFERENCE_RUN) -> pd.DataFrame:
-    """Whole decode steps of a Qwen3-30B-A3B-shaped MoE: batch, context, seconds, tokens/s."""
-    return _table(run, "moe_decode_step.csv", {"model": "str", "batch": "int", "context": "int", "seconds": "pos",
-                                                "tokens_per_s": "pos", "total_params": "pos", "active_params": "pos",
-                                                "kv_bytes": "pos"})

@@ -22,7 +22,7 @@ import uuid
 import altair as alt
 import pandas as pd
 
-#: Colours for platforms, stable across chapters (colour-blind-safe Tableau 10 order).
+#: Colours for series (accelerators, systems), stable across chapters (colour-blind-safe Tableau 10 order).
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
 
@@ -105,13 +105,6 @@ def enable() -> None:
     load_js()
 
 
-def to_svg(chart: alt.TopLevelMixin) -> str:
-    """A static SVG of ``chart`` (vl-convert; no browser, no network)."""
-    import vl_convert
-
-    return vl_convert.vegalite_to_svg(chart.to_dict())
-
-
 # ---------------------------------------------------------------------------------------------
 # Chart builders (tidy DataFrames in, charts out).
 # ---------------------------------------------------------------------------------------------
@@ -125,7 +118,7 @@ def _check_columns(df: pd.DataFrame, cols: tuple[str, ...], what: str) -> None:
 def grouped_bars(df: pd.DataFrame, *, x: str, y: str, color: str, title: str, y_title: str,
                  sort: list[str] | None = None, tooltip: list[str] | None = None,
                  log: bool = False) -> alt.Chart:
-    """Bars of ``y`` per ``x`` grouped by ``color`` (e.g. headline vs dense per system).
+    """Bars of ``y`` per ``x`` grouped by ``color`` (e.g. headline vs dense per accelerator).
 
     With ``log=True`` the values are drawn as dots (bars have no meaningful base on a log
     axis). Clicking the legend highlights one group.
@@ -166,37 +159,26 @@ def bars(df: pd.DataFrame, *, x: str, y: str, title: str, y_title: str, color: s
     return bar + text
 
 
-def roofline(curves: pd.DataFrame, points: pd.DataFrame | None = None, *, title: str) -> alt.LayerChart:
-    """Roofline lines (``intensity_flop_per_byte`` vs ``flop_per_s`` per ``system``), log-log.
+def roofline(curves: pd.DataFrame, *, title: str) -> alt.Chart:
+    """Roofline lines (``intensity_flop_per_byte`` vs ``flop_per_s`` per ``accelerator``), log-log.
 
-    ``points`` (optional) overlays measured kernels with the same two axes and a ``label``.
-    A dropdown picks which system's roof is emphasised.
+    Clicking the legend picks which accelerator's roof is emphasised.
     """
-    _check_columns(curves, ("system", "intensity_flop_per_byte", "flop_per_s"), "roofline")
-    pick = alt.selection_point(fields=["system"], bind="legend")
-    lines = (
+    _check_columns(curves, ("accelerator", "intensity_flop_per_byte", "flop_per_s"), "roofline")
+    pick = alt.selection_point(fields=["accelerator"], bind="legend")
+    return (
         alt.Chart(curves, title=title)
         .mark_line()
         .encode(
             x=alt.X("intensity_flop_per_byte:Q", scale=alt.Scale(type="log"), title="arithmetic intensity (FLOP/byte)"),
             y=alt.Y("flop_per_s:Q", scale=alt.Scale(type="log"), title="attainable FLOP/s"),
-            color=alt.Color("system:N", title=None),
+            color=alt.Color("accelerator:N", title=None),
             opacity=alt.condition(pick, alt.value(1.0), alt.value(0.2)),
-            tooltip=["system", alt.Tooltip("intensity_flop_per_byte:Q", format=",.0f"),
+            tooltip=["accelerator", alt.Tooltip("intensity_flop_per_byte:Q", format=",.0f"),
                      alt.Tooltip("flop_per_s:Q", format=".3~s")],
         )
         .add_params(pick)
     )
-    if points is None:
-        return lines
-    _check_columns(points, ("intensity_flop_per_byte", "flop_per_s", "label"), "roofline points")
-    dots = alt.Chart(points).mark_point(filled=True, size=50, color="black").encode(
-        x="intensity_flop_per_byte:Q", y="flop_per_s:Q",
-        shape=alt.Shape("label:N", title="measured (H200)"),
-        tooltip=["label", alt.Tooltip("flop_per_s:Q", format=".3~s"),
-                 alt.Tooltip("intensity_flop_per_byte:Q", format=",.1f")],
-    )
-    return lines + dots
 
 
 def scatter_xy(df: pd.DataFrame, *, x: str, y: str, color: str, title: str, x_title: str, y_title: str,

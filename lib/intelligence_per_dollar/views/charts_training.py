@@ -10,7 +10,7 @@ import pandas as pd
 
 from intelligence_per_dollar.views.charts import CHART_WIDTH, PALETTE, _check_columns
 
-__all__ = ["decomposition_bars", "ratio_lines", "memory_stacked", "predicted_vs_measured", "time_stacked",
+__all__ = ["decomposition_bars", "memory_stacked", "predicted_vs_measured", "time_stacked",
            "regime_bars", "sensitivity_dots"]
 
 
@@ -32,16 +32,16 @@ def decomposition_bars(df: pd.DataFrame, *, title: str, claim: float = 0.25) -> 
 
 
 def regime_bars(df: pd.DataFrame, *, title: str, order=None) -> alt.LayerChart:
-    """GPUs needed per platform (log scale), one bar per sizing regime side by side, labelled.
-    Columns: ``platform``, ``regime``, ``gpus`` (rows without GPUs are left out)."""
-    _check_columns(df, ("platform", "regime", "gpus"), "regime_bars")
+    """GPUs needed per accelerator (log scale), one bar per sizing regime side by side, labelled.
+    Columns: ``accelerator``, ``regime``, ``gpus`` (rows without GPUs are left out)."""
+    _check_columns(df, ("accelerator", "regime", "gpus"), "regime_bars")
     d = df.dropna(subset=["gpus"])
     base = alt.Chart(d, title=title).encode(
-        x=alt.X("platform:N", sort=list(order) if order is not None else None, title=None),
+        x=alt.X("accelerator:N", sort=list(order) if order is not None else None, title=None),
         xOffset=alt.XOffset("regime:N"),
         y=alt.Y("gpus:Q", title="GPUs (log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
         color=alt.Color("regime:N", title=None, scale=alt.Scale(range=[PALETTE[0], PALETTE[1]])),
-        tooltip=["platform", "regime", alt.Tooltip("gpus:Q", format=",.0f")],
+        tooltip=["accelerator", "regime", alt.Tooltip("gpus:Q", format=",.0f")],
     ).properties(width=CHART_WIDTH)
     return base.mark_bar() + base.mark_text(dy=-6, fontSize=9).encode(text=alt.Text("gpus:Q", format=".3~s"))
 
@@ -73,48 +73,29 @@ def sensitivity_dots(df: pd.DataFrame, *, title: str, claim: float = 0.25, centr
     return out
 
 
-def ratio_lines(df: pd.DataFrame, *, x: str, title: str, x_title: str, log_x: bool = False,
-                claim: float = 0.25) -> alt.LayerChart:
-    """The GPU ratio (column ``ratio``) against a swept parameter ``x``, one line per ``series``,
-    with the claimed ratio as a dashed rule: points below it are where the claim holds."""
-    _check_columns(df, (x, "ratio", "series"), "ratio_lines")
-    sx = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
-    sel = alt.selection_point(fields=["series"], bind="legend")
-    lines = alt.Chart(df, title=title).mark_line(point=True).encode(
-        x=alt.X(f"{x}:Q", title=x_title, scale=sx),
-        y=alt.Y("ratio:Q", title="GPUs needed: Vera Rubin / GB200", scale=alt.Scale(zero=True)),
-        color=alt.Color("series:N", title=None),
-        opacity=alt.condition(sel, alt.value(1.0), alt.value(0.2)),
-        tooltip=["series", alt.Tooltip(f"{x}:Q", format=",.4~g"), alt.Tooltip("ratio:Q", format=".3f")],
-    ).add_params(sel).properties(width=CHART_WIDTH)
-    rule = alt.Chart(pd.DataFrame({"y": [claim], "label": [f"claimed {claim:g}"]})).mark_rule(
-        strokeDash=[6, 3], color="black").encode(y="y:Q", tooltip=["label"])
-    return lines + rule
-
-
 def memory_stacked(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
-    """Stacked bars of memory per GPU by part (columns ``platform``, ``part``, ``bytes``) with
-    each platform's usable HBM (column ``usable_bytes``) as a tick."""
-    _check_columns(df, ("platform", "part", "bytes", "usable_bytes"), "memory_stacked")
+    """Stacked bars of memory per GPU by part (columns ``accelerator``, ``part``, ``bytes``) with
+    each accelerator's usable HBM (column ``usable_bytes``) as a tick."""
+    _check_columns(df, ("accelerator", "part", "bytes", "usable_bytes"), "memory_stacked")
     bars = alt.Chart(df, title=title).mark_bar().encode(
-        x=alt.X("platform:N", title=None), y=alt.Y("sum(bytes):Q", title="bytes per GPU", axis=alt.Axis(format="~s")),
+        x=alt.X("accelerator:N", title=None), y=alt.Y("sum(bytes):Q", title="bytes per GPU", axis=alt.Axis(format="~s")),
         color=alt.Color("part:N", title=None),
-        tooltip=["platform", "part", alt.Tooltip("bytes:Q", format=".3~s")],
+        tooltip=["accelerator", "part", alt.Tooltip("bytes:Q", format=".3~s")],
     ).properties(width=CHART_WIDTH)
-    cap = df.drop_duplicates("platform")
+    cap = df.drop_duplicates("accelerator")
     ticks = alt.Chart(cap).mark_tick(color="black", thickness=2, size=40).encode(
-        x="platform:N", y="usable_bytes:Q", tooltip=[alt.Tooltip("usable_bytes:Q", title="usable HBM", format=".3~s")])
+        x="accelerator:N", y="usable_bytes:Q", tooltip=[alt.Tooltip("usable_bytes:Q", title="usable HBM", format=".3~s")])
     return bars + ticks
 
 
 def time_stacked(df: pd.DataFrame, *, title: str) -> alt.Chart:
-    """Stacked bars of the share of step time by part (columns ``platform``, ``part``, ``share``)."""
-    _check_columns(df, ("platform", "part", "share"), "time_stacked")
+    """Stacked bars of the share of step time by part (columns ``accelerator``, ``part``, ``share``)."""
+    _check_columns(df, ("accelerator", "part", "share"), "time_stacked")
     return alt.Chart(df, title=title).mark_bar().encode(
-        x=alt.X("platform:N", title=None), y=alt.Y("sum(share):Q", title="share of the step time",
+        x=alt.X("accelerator:N", title=None), y=alt.Y("sum(share):Q", title="share of the step time",
                                                     axis=alt.Axis(format="%")),
         color=alt.Color("part:N", title=None),
-        tooltip=["platform", "part", alt.Tooltip("share:Q", format=".1%")],
+        tooltip=["accelerator", "part", alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=CHART_WIDTH)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import ipywidgets as w
+import numpy as np
 
 _STYLE = {"description_width": "initial"}
 _LAYOUT = w.Layout(width="320px")
@@ -25,9 +26,13 @@ _LAYOUT = w.Layout(width="320px")
 
 def slider(description: str, value: float, low: float, high: float, step: float, *,
            fmt: str = ".3g", integer: bool = False) -> w.ValueWidget:
-    """A float (or int) slider with a typed readout."""
-    if not low <= value <= high:
-        raise ValueError(f"slider {description!r}: value={value!r} is outside [{low}, {high}]")
+    """A float (or int) slider with a typed readout. A chapter parameter outside the control's range
+    starts the slider at the nearest end, snapped to the step (the chapter itself used the value)."""
+    if not (low < high and step > 0 and np.isfinite(value)):
+        raise ValueError(f"slider {description!r}: need low < high, step > 0 and a finite value; "
+                         f"got value={value!r}, [{low}, {high}], step={step!r}")
+    value = min(max(low + round((value - low) / step) * step, low), high)
+    value = int(value) if integer else float(value)
     cls = w.IntSlider if integer else w.FloatSlider
     kwargs = dict(value=value, min=low, max=high, step=step, description=description, style=_STYLE,
                   layout=_LAYOUT, continuous_update=False, readout=True)
@@ -38,8 +43,10 @@ def slider(description: str, value: float, low: float, high: float, step: float,
 
 def log_slider(description: str, value: float, low: float, high: float, *, fmt: str = ".3g") -> w.ValueWidget:
     """A slider on a log scale (for quantities spanning decades, e.g. parameters or prices)."""
-    if not 0 < low <= value <= high:
-        raise ValueError(f"log_slider {description!r}: value={value!r} must be in [{low}, {high}] with low > 0")
+    if not (0 < low < high and value > 0 and np.isfinite(value)):
+        raise ValueError(f"log_slider {description!r}: value={value!r} must be a positive finite number "
+                         f"and 0 < low < high (got [{low}, {high}])")
+    value = min(max(value, low), high)   # outside the range: start at the nearest end
     return w.FloatLogSlider(value=value, base=10, min=_log10(low), max=_log10(high), step=0.01,
                             description=description, style=_STYLE, layout=_LAYOUT, continuous_update=False,
                             readout_format=fmt)
@@ -55,7 +62,7 @@ def dropdown(description: str, options, value=None) -> w.ValueWidget:
 
 
 def multi(description: str, options, value) -> w.ValueWidget:
-    """Pick several options (e.g. platforms to compare)."""
+    """Pick several options (e.g. accelerators to compare)."""
     return w.SelectMultiple(options=list(options), value=tuple(value), description=description, style=_STYLE,
                             layout=w.Layout(width="320px", height="110px"))
 

@@ -16,6 +16,8 @@ import pandas as pd
 from intelligence_per_dollar.views import charts, widgets
 from intelligence_per_dollar.analysis import claims
 from intelligence_per_dollar.model import economics
+from intelligence_per_dollar.sources import workloads
+from intelligence_per_dollar.sources import assumptions as assumption_files
 
 SYSTEMS = (claims.REFERENCE_SYSTEM, claims.CANDIDATE_SYSTEM)
 
@@ -30,17 +32,14 @@ class Inputs:
     model: str
 
 
-def inputs(assumption_overrides=None, model: str = "Nemotron-3-Ultra") -> Inputs:
-    """Central assumptions and the chapter-3 serving throughput of ``model`` on each system."""
+def inputs(assumption_overrides=None, model: str | None = None) -> Inputs:
+    """Central assumptions and the chapter-3 serving throughput of catalogue ``model`` (default: the
+    serving workload's) on each system."""
+    model = model or workloads.serving().model
     recs = claims.all_assumptions(assumption_overrides)
-    v = economics.centrals(recs)
+    v = assumption_files.centrals(recs)
     u = v["serving_interactivity_tokens_per_s_per_user"]
-    tps = {}
-    for s in SYSTEMS:
-        try:
-            tps[s] = float(claims.throughput_at_interactivity(claims.serving_frontier(model, s), u))
-        except claims.ChapterUnavailable:
-            tps[s] = float("nan")
+    tps = {s: float(claims.throughput_at_interactivity(claims.serving_frontier(model, s), u)) for s in SYSTEMS}
     ratio = tps[SYSTEMS[1]] / tps[SYSTEMS[0]] if tps[SYSTEMS[0]] > 0 else float("nan")
     return Inputs(v, tps, ratio, model)
 
@@ -55,13 +54,10 @@ def compute(vr_rack_price_musd: float, step_success_probability: float, steps: i
     ps = np.linspace(max(0.5, step_success_probability - 0.1), 1.0, 41)
     curves = []
     for s in SYSTEMS:
-        c = float(economics.platform_usd_per_gpu_hour(v, s))
+        c = float(economics.system_usd_per_gpu_hour(v, s))
         tps = inp.output_tokens_per_s_per_gpu[s]
         price = float(claims.usd_per_mtok(c, tps)) if np.isfinite(tps) else float("inf")
-        task = dict(prefix_tokens=v["prefix_tokens"], output_tokens_per_step=v["output_tokens_per_step"],
-                    tool_result_tokens_per_step=v["tool_result_tokens_per_step"],
-                    context_retention_fraction=v["context_retention_fraction"],
-                    input_usd_per_mtok=price * v["input_over_output_token_cost"], output_usd_per_mtok=price)
+        task = claims.task_kwargs(v, price)
         tc = economics.agentic_task_cost(step_success_probability, steps, **task)
         rows.append({"system": s, "USD/GPU-h": c, "USD/Mtok out": price, "P(task succeeds)": float(tc.success_probability),
                      "USD per success": float(tc.usd_per_success),
@@ -70,7 +66,7 @@ def compute(vr_rack_price_musd: float, step_success_probability: float, steps: i
         curves.append(pd.DataFrame({"system": s, "p": ps, "usd_per_success": curve}))
     be = float("nan")
     if np.isfinite(inp.serving_ratio):
-        be = float(economics.platform_break_even_price_usd(v, SYSTEMS[1], SYSTEMS[0], inp.serving_ratio))
+        be = float(economics.system_break_even_price_usd(v, SYSTEMS[1], SYSTEMS[0], inp.serving_ratio))
     return {"table": pd.DataFrame(rows), "curves": pd.concat(curves, ignore_index=True),
             "break_even_usd": be, "p": step_success_probability}
 

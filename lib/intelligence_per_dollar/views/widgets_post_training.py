@@ -1,41 +1,37 @@
 """Explore panel for chapter 3: where one RL step's time goes, and what it costs.
 
-Controls: platform, group size, mean rollout length, async depth and fleet split. Each change
-calls :func:`post_training.rl_step` (cached sub-models make it sub-millisecond after warm-up).
-The chapter notebook and the dashboard build the same panel.
+Controls: accelerator, group size, mean rollout length, async depth and fleet split. Each change
+calls :func:`post_training.workload_step` on the book's RL workload
+(:func:`intelligence_per_dollar.sources.workloads.rl`; cached sub-models make it sub-millisecond after
+warm-up). The chapter notebook and the dashboard build the same panel.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
 
 import pandas as pd
 
-from intelligence_per_dollar.views import charts_post_training, widgets
 from intelligence_per_dollar.model import post_training
-
-DEFAULT_STEP = dict(prompts=256, input_tokens=2048, output_tokens_sigma=0.8, max_output_tokens=32768,
-                    sandbox_cpu_s=30.0, sandbox_cpus=4096, algorithm="grpo", rollout_precision="fp4",
-                    trainer_precision="bf16")
+from intelligence_per_dollar.sources import workloads
+from intelligence_per_dollar.views import charts_post_training, widgets
 
 
-def compute(platform: str, group_size: int, output_tokens_mean: float, async_depth: int, rollout_fraction: float, *,
-            policy: str = "nemotron-3-ultra-class", fleet_gpus: int = 288, cpu_speed_factor: float = 1.3,
-            step_kw: Mapping[str, object] | None = None, usd_overrides: Mapping[str, float] | None = None):
-    """One RL step for the panel's settings (Vera's CPU factor applies on VR200 only)."""
-    rollout, trainer = post_training.split_gpus(int(fleet_gpus), float(rollout_fraction))
-    kw = dict(DEFAULT_STEP)
-    kw.update(step_kw or {})
-    kw.update(group_size=int(group_size), output_tokens_mean=float(output_tokens_mean))
-    kw["max_output_tokens"] = max(int(kw["max_output_tokens"]), int(output_tokens_mean))
-    if "rollout_efficiency" not in kw:
-        kw["rollout_efficiency"] = post_training.assumptions()["rollout_efficiency"].central
-    if "cpu_usd_per_hour" not in kw:
-        kw["cpu_usd_per_hour"] = post_training.assumptions()["cpu_usd_per_hour"].central
-    return post_training.rl_step(post_training.policy_model(policy), platform, rollout, trainer,
-                                 async_depth=int(async_depth),
-                                 cpu_speed_factor=cpu_speed_factor if platform == "VR200" else 1.0,
-                                 usd_per_gpu_hour=post_training.owner_usd_per_gpu_hour(platform, usd_overrides), **kw)
+def compute(accelerator: str, group_size: int, output_tokens_mean: float, async_depth: int, rollout_fraction: float,
+            *, workload: workloads.RLWorkload | None = None, step_kw: Mapping[str, object] | None = None,
+            usd_overrides: Mapping[str, float] | None = None):
+    """One RL step of ``workload`` (default: the book's) with the panel's settings.
+
+    ``step_kw`` overrides any other :func:`post_training.rl_step` argument (e.g. the chapter's
+    ``rollout_efficiency``); the generation cap is raised to the mean rollout length when needed.
+    """
+    w = workload if workload is not None else workloads.rl()
+    w = dataclasses.replace(w, rollout_fraction=float(rollout_fraction))
+    kw = dict(step_kw or {})
+    kw.update(group_size=int(group_size), output_tokens_mean=float(output_tokens_mean), async_depth=int(async_depth),
+              max_output_tokens=max(int(kw.get("max_output_tokens", w.max_output_tokens)), int(output_tokens_mean)))
+    return post_training.workload_step(accelerator, w, usd_overrides=usd_overrides, **kw)
 
 
 def render(s):
@@ -48,19 +44,24 @@ def render(s):
     return head, chart
 
 
-def panel(platforms=("GB200", "VR200"), *, group_size: int = 16, output_tokens_mean: float = 8000.0,
-          async_depth: int = 0, rollout_fraction: float = 0.5, **fixed) -> widgets.Explorer:
-    """Controls: platform, group size, mean output tokens, async depth, rollout share of the fleet.
+def panel(accelerators=None, *, group_size: int | None = None, output_tokens_mean: float | None = None,
+          async_depth: int | None = None, rollout_fraction: float | None = None, **fixed) -> widgets.Explorer:
+    """Controls: accelerator, group size, mean output tokens, async depth, rollout share of the fleet.
 
-    ``fixed`` (policy, fleet_gpus, cpu_speed_factor, step_kw, usd_overrides) passes through to
-    :func:`compute` unchanged.
+    Initial values default to the book's RL workload; ``fixed`` (workload, step_kw, usd_overrides)
+    passes through to :func:`compute` unchanged.
     """
-    platforms = list(platforms)
+    w = fixed.get("workload") or workloads.rl()
+    accelerators = list(accelerators if accelerators is not None else w.accelerators)
     controls = {
-        "platform": widgets.dropdown("platform", platforms, platforms[0]),
-        "group_size": widgets.slider("group size", group_size, 1, 64, 1, integer=True),
-        "output_tokens_mean": widgets.log_slider("mean output tokens", output_tokens_mean, 500, 32000),
-        "async_depth": widgets.slider("async depth", async_depth, 0, 4, 1, integer=True),
-        "rollout_fraction": widgets.slider("rollout share", rollout_fraction, 0.125, 0.875, 0.125),
+        "accelerator": widgets.dropdown("accelerator", accelerators, accelerators[0]),
+        "group_size": widgets.slider("group size", group_size if group_size is not None else w.group_size,
+                                     1, 64, 1, integer=True),
+        "output_tokens_mean": widgets.log_slider("mean output tokens", output_tokens_mean if output_tokens_mean
+                                                 is not None else w.output_tokens_mean, 500, 32000),
+        "async_depth": widgets.slider("async depth", async_depth if async_depth is not None else w.async_depth,
+                                      0, 4, 1, integer=True),
+        "rollout_fraction": widgets.slider("rollout share", rollout_fraction if rollout_fraction is not None
+                                           else w.rollout_fraction, 0.125, 0.875, 0.125),
     }
     return widgets.explore(controls, lambda **kw: compute(**kw, **fixed), render, title="RL step explorer")

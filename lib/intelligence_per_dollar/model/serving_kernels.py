@@ -1,0 +1,338 @@
+"""The kernels of one serving iteration, timed one stage at a time (vectorised over configurations).
+
+:func:`intelligence_per_dollar.model.inference.evaluate` adds these stages up per layer; the
+model and its sources are described in :mod:`intelligence_per_dollar.model.inference`. Every
+stage takes the static :class:`Context` of a (model, accelerator, precision, lengths) case and
+numpy arrays of the parallelism (``tp``, ``dp``, ``ep``) and of the tokens per attention rank;
+it returns seconds per layer (or per step for the host), broadcast over those arrays.
+
+* closed forms: :func:`expected_experts_touched`, :func:`padded_rows_per_expert`,
+  :func:`ep_load_imbalance`, :func:`host_time_s`;
+* matrix products: :func:`gemm_s` (dense, on the calibrated roofline) and :func:`grouped_gemm_s`
+  (pointer-array MoE GEMMs);
+* attention: :func:`decode_attention_s` (KV reads or absorbed-MLA FLOPs), :func:`prefill_attention_s`
+  (causal flash attention) and :func:`kv_write_s`, joined in :func:`attention_core_s`;
+* FFNs: :func:`ffn_s` (dense and shared experts), :func:`moe_experts_s` (touched experts, padded
+  tiles, the busiest expert-parallel rank);
+* elementwise work and kernel floors: :func:`dense_elementwise_s`, :func:`moe_elementwise_s`;
+* communication: :func:`tp_all_reduce_s`, :func:`moe_dispatch_s` (expert-parallel all-to-all or
+  the attention-DP gather/scatter) built on :func:`ep_all_to_all_s`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from intelligence_per_dollar.model import architecture, collectives, efficiency
+from intelligence_per_dollar.sources import hardware, models
+
+__all__ = ["ACTIVATION_BYTES", "HEAD_BYTES", "EMBEDDING_BYTES", "Context", "expected_experts_touched",
+           "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "gemm_s", "grouped_gemm_s", "kv_shards",
+           "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
+           "attention_core_s", "tp_all_reduce_s", "ffn_s", "dense_elementwise_s", "moe_experts_s",
+           "ep_all_to_all_s", "moe_dispatch_s", "moe_elementwise_s"]
+
+#: Activations move in BF16 between kernels; expert dispatch in the weights' precision when that
+#: is FP8 (DeepEP dispatches FP8, combines BF16).
+ACTIVATION_BYTES = 2.0
+#: The LM head (output projection) stays in BF16 in FP8/FP4 checkpoints (ModelOpt, DeepSeek-V3).
+HEAD_BYTES = 2.0
+#: Embedding tables are stored in BF16.
+EMBEDDING_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class Context:
+    """What one serving case fixes: model, accelerator, ceilings, precisions, lengths, links and
+    the serving assumptions of ``data/assumptions/inference.csv`` (built by ``inference._context``)."""
+
+    s: models.ModelSpec
+    acc: hardware.Accelerator
+    ceil: efficiency.Ceilings
+    precision: str           # weight storage precision
+    run_precision: str       # tensor-core precision the GEMMs run at
+    w_bytes: float
+    kv_bytes_per_token: float
+    peak: float
+    bf16_peak: float
+    scaleup: collectives.Link
+    scaleout: collectives.Link
+    domain: int
+    isl: int
+    osl: int
+    mode: str
+    tile_rows: float
+    kernels_per_layer: float
+    comm_overlap: bool
+    implementation: str = "engine"
+    kernel_floor_s: float = 0.0
+    moe_kernels_per_layer: float = 0.0
+    grouped_gemm_hbm_efficiency: float = 1.0
+    grouped_gemm_launch_s: float = 0.0
+    scatter_add_rate: float = 0.0      # values/s of an atomic top-k combine; 0: gather-reduce at HBM speed
+    expert_skew_cv: float = 0.0
+    host_step_s: float = 0.0
+    host_per_sequence_s: float = 0.0
+    params: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def hbm_bytes_per_s_achieved(self) -> float:
+        """Achieved HBM bandwidth, B/s: datasheet x the calibrated ``hbm_fraction``."""
+        return self.acc.hbm_bytes_per_s * self.ceil.hbm_fraction
+
+    @property
+    def gated(self) -> int:
+        """Weight matrices per FFN input side: 3 with a gated (SwiGLU) FFN, else 2."""
+        return 3 if self.s.gated_ffn else 2
+
+
+# ---------------------------------------------------------------------------------------------
+# closed-form pieces
+# ---------------------------------------------------------------------------------------------
+
+def expected_experts_touched(tokens, experts: int, top_k: int):
+    """Expected distinct experts hit by ``tokens`` tokens routed top-``k`` of ``E`` uniformly.
+
+    ``E (1 - (1 - k/E)^T)``: each expert is missed by one token with probability ``1 - k/E``.
+    """
+    if experts < 1 or not 1 <= top_k <= experts:
+        raise ValueError(f"experts={experts!r} must be >= 1 and top_k={top_k!r} in [1, experts]")
+    t = np.asarray(tokens, dtype=float)
+    if np.any(t < 0):
+        raise ValueError(f"tokens={tokens!r} must be >= 0")
+    return experts * (1.0 - np.power(1.0 - top_k / experts, t))
+
+
+def padded_rows_per_expert(tokens, experts: int, top_k: int, tile_rows: float):
+    """Expected rows one expert's grouped-GEMM processes, its last tile padded.
+
+    ``lambda = T k / E`` rows arrive on average; an expert with any rows runs at least one tile
+    (``t phi``, ``phi`` the touched fraction); a busy one wastes half a tile on average
+    (``lambda + t/2``), blended smoothly by ``(1 - exp(-2 lambda / t))``.
+    """
+    lam = np.asarray(tokens, dtype=float) * top_k / experts
+    phi = expected_experts_touched(tokens, experts, top_k) / experts
+    t = float(tile_rows)
+    return np.maximum(t * phi, lam + 0.5 * t * (1.0 - np.exp(-2.0 * lam / t)))
+
+
+def ep_load_imbalance(routed_rows, experts: int, ep, cv: float):
+    """Expected busiest-rank load over the mean load of ``ep`` expert-parallel ranks.
+
+    Two sources, added in variance: (i) expert popularity is not uniform: per-expert loads have a
+    coefficient of variation ``cv`` across experts (``data/assumptions/inference.csv``
+    ``expert_load_cv``; the reason DeepSeek's EPLB and SGLang's large-EP deployment replicate hot
+    experts, lmsys.org/blog/2025-05-05-large-scale-ep). A rank holding ``E/ep`` experts sums their
+    loads, so its cv is ``cv / sqrt(E/ep)`` (``cv sqrt(ep/E)``). (ii) sampling noise of a finite
+    batch: ``R`` routed rows spread over ``ep`` ranks give a multinomial count of mean ``R/ep``
+    and cv ``sqrt(ep/R)``. The expected maximum of ``ep`` near-Gaussian loads is
+    ``mean (1 + cv_rank sqrt(2 ln ep))`` (extreme-value bound for Gaussians; e.g. Gumbel 1958),
+    so
+
+        imbalance = 1 + sqrt(2 ln ep) sqrt(cv^2 ep / E + ep / R).
+
+    With one rank (ep = 1) there is nothing to wait for: 1.
+    """
+    ep = np.asarray(ep, dtype=float)
+    r = np.maximum(np.asarray(routed_rows, dtype=float), 1.0)
+    var = cv * cv * ep / float(experts) + ep / r
+    return 1.0 + np.sqrt(2.0 * np.log(np.maximum(ep, 1.0)) * var)
+
+
+def host_time_s(sequences_per_rank, step_s: float, per_sequence_s: float):
+    """Host (CPU) time of one serving iteration on one attention rank.
+
+    ``step_s + per_sequence_s x sequences``: a fixed part (scheduler loop, batch metadata,
+    CUDA-graph launch) and Python per-request work (bookkeeping, input preparation, sampler output,
+    stop checks) that grows with the running batch (vLLM v0.6 blog; SGLang v0.4 blog; constants in
+    ``data/assumptions/inference.csv``). Serving engines overlap it with the GPU's previous
+    iteration (TensorRT-LLM's overlap scheduler, SGLang's zero-overhead scheduler), so the
+    iteration takes ``max(GPU, host)``: only small models at very large batch become host-bound.
+    """
+    return step_s + per_sequence_s * np.asarray(sequences_per_rank, dtype=float)
+
+
+# ---------------------------------------------------------------------------------------------
+# matrix products
+# ---------------------------------------------------------------------------------------------
+
+def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False):
+    """A dense GEMM on the calibrated roofline (:func:`efficiency.gemm_time_s`): weights in the
+    storage precision at the run precision's peak, or (``head``) the BF16 LM head / router."""
+    if head:
+        return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                      ceil=ctx.ceil, precision="bf16", operand_bytes=HEAD_BYTES,
+                                      output_bytes=ACTIVATION_BYTES, groups=groups)
+    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                  ceil=ctx.ceil, precision=ctx.run_precision, operand_bytes=ctx.w_bytes,
+                                  output_bytes=ACTIVATION_BYTES, groups=groups)
+
+
+def grouped_gemm_s(ctx: Context, m, n, k, groups):
+    """One pointer-array grouped (MoE) GEMM launch: the dense roofline with the weight stream at
+    ``grouped_gemm_hbm_efficiency`` of the dense-GEMM rate, plus a fixed ``grouped_gemm_launch_s``
+    (setup kernel, scan of the group shapes, prologue, tail) instead of the dense ``kernel_overhead_s``."""
+    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak,
+                               hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
+                               ceil=ctx.ceil, precision=ctx.run_precision, operand_bytes=ctx.w_bytes,
+                               output_bytes=ACTIVATION_BYTES, groups=groups)
+    return t - ctx.ceil.kernel_overhead_s + ctx.grouped_gemm_launch_s
+
+
+def ffn_s(ctx: Context, hidden, tokens, split):
+    """A dense FFN of ``hidden`` units split over ``split`` GPUs: up(+gate) then down projection."""
+    d = ctx.s.d_model
+    return gemm_s(ctx, tokens, (ctx.gated - 1) * hidden / split, d) + gemm_s(ctx, tokens, d, hidden / split)
+
+
+# ---------------------------------------------------------------------------------------------
+# attention
+# ---------------------------------------------------------------------------------------------
+
+def kv_shards(ctx: Context, tp):
+    """GPUs one sequence's KV cache is split over inside a TP group (MLA: replicated, 1)."""
+    if architecture.is_mla(ctx.s):
+        return np.ones_like(np.asarray(tp, float))
+    return np.minimum(np.asarray(tp, float), ctx.s.kv_heads)
+
+
+def decode_attention_flops_per_token(ctx: Context, context):
+    """Decode attention FLOPs per new token over all layers at ``context`` cached tokens.
+
+    GQA/MHA: ``2 ctx heads (d_qk + d_v)`` per layer. MLA with the up-projections absorbed into
+    the query and output (DeepSeek-V2 section 2.1.3): scores over the ``c + r`` latent and the
+    context over ``c``: ``2 ctx heads (2 c + r)``.
+    """
+    s = ctx.s
+    if architecture.is_mla(s):
+        per = 2.0 * s.heads * (2 * s.kv_lora_rank + architecture.rope_head_dim(s))
+        return s.layers * per * np.asarray(context, float)
+    return architecture.attention_flops_per_token(s, np.maximum(np.asarray(context, float), 1.0), causal=False)
+
+
+def decode_attention_s(ctx: Context, tp, decode_tokens, context):
+    """Decode attention of one layer: each sequence reads its KV cache (``context`` tokens) once,
+    at the achieved HBM rate, or its FLOPs at the flash-attention rate if those bind."""
+    s = ctx.s
+    kv_read = decode_tokens * context * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp)
+    flop = decode_tokens * decode_attention_flops_per_token(ctx, context) / s.layers / tp
+    return np.maximum(kv_read / ctx.hbm_bytes_per_s_achieved, flop / (ctx.bf16_peak * ctx.ceil.attention_fraction()))
+
+
+def prefill_attention_s(ctx: Context, tp, prefill_tokens):
+    """Causal flash attention of one layer over ``prefill_tokens`` prompt tokens of length ISL
+    (:func:`efficiency.attention_time_s`)."""
+    s = ctx.s
+    flop = prefill_tokens * architecture.attention_flops_per_token(s, ctx.isl, causal=True) / s.layers / tp
+    return efficiency.attention_time_s(flop, ctx.isl, bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ctx.ceil)
+
+
+def kv_write_s(ctx: Context, tp, prefill_tokens):
+    """Writing the prompt tokens' KV cache of one layer to HBM."""
+    s = ctx.s
+    return prefill_tokens * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp) / ctx.hbm_bytes_per_s_achieved
+
+
+def attention_core_s(ctx: Context, tp, decode_tokens, prefill_tokens, context):
+    """The attention core of one layer: decode reads, prefill attention, KV writes, one kernel floor."""
+    return (decode_attention_s(ctx, tp, decode_tokens, context) + prefill_attention_s(ctx, tp, prefill_tokens)
+            + kv_write_s(ctx, tp, prefill_tokens) + ctx.kernel_floor_s)
+
+
+# ---------------------------------------------------------------------------------------------
+# elementwise work and kernel floors
+# ---------------------------------------------------------------------------------------------
+
+def dense_elementwise_s(ctx: Context, tokens, tp):
+    """Norms, activation, RoPE and residuals of a dense layer (about ``10 d + 3 d_ff / tp`` BF16
+    values per token, memory-bound) plus ``kernels_per_layer`` kernel floors."""
+    s = ctx.s
+    ew_bytes = tokens * ACTIVATION_BYTES * (10 * s.d_model + 3 * s.d_ff / tp)
+    return ew_bytes / ctx.hbm_bytes_per_s_achieved + ctx.kernels_per_layer * ctx.kernel_floor_s
+
+
+def moe_elementwise_s(ctx: Context, tokens):
+    """Elementwise work of an MoE layer (the top-k gather-reduce in its ``2 k d`` values per token),
+    the atomic scatter-add combine where the implementation uses one (PyTorch ``index_add_``), and
+    the floors of the dense and MoE kernels."""
+    s = ctx.s
+    d, k = s.d_model, s.top_k
+    ew_bytes = tokens * ACTIVATION_BYTES * (10 * d + 2 * k * d)
+    combine = tokens * k * d / ctx.scatter_add_rate if ctx.scatter_add_rate else 0.0 * tokens
+    return (ew_bytes / ctx.hbm_bytes_per_s_achieved + combine
+            + (ctx.kernels_per_layer + ctx.moe_kernels_per_layer) * ctx.kernel_floor_s)
+
+
+# ---------------------------------------------------------------------------------------------
+# mixture of experts
+# ---------------------------------------------------------------------------------------------
+
+def moe_experts_s(ctx: Context, tokens, tp, dp, ep):
+    """The routed experts of one MoE layer: the replica's tokens (all ``dp`` ranks) routed top-k,
+    only touched experts read, rows padded to whole tiles, paced by the busiest EP rank."""
+    s = ctx.s
+    E, k, d = s.experts, s.top_k, s.d_model
+    T_rep = tokens * dp
+    phi = expected_experts_touched(T_rep, E, k) / E
+    rows = padded_rows_per_expert(T_rep, E, k, ctx.tile_rows)     # per expert, all tiles
+    local = E / ep                                                # experts per EP rank
+    split = tp * dp / ep                                          # GPUs one expert is split over
+    straggle = ep_load_imbalance(T_rep * k, E, ep, ctx.expert_skew_cv)
+    groups = np.maximum(local * phi, 1e-9)
+    m_e = rows * local * straggle / groups
+    f = s.expert_d_ff
+    return (grouped_gemm_s(ctx, m_e, (ctx.gated - 1) * f / split, d, groups)
+            + grouped_gemm_s(ctx, m_e, d, f / split, groups))
+
+
+def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value):
+    """One expert-parallel all-to-all (dispatch or combine) of ``tokens_per_gpu`` tokens routed top-k.
+
+    Inside the NVLink domain each token goes to the ranks holding its ``k`` experts; across domains
+    it crosses the NIC once per *distinct remote domain* it hits and is forwarded over NVLink there
+    (DeepEP's NVLink forwarding, DeepSeek-V3 arXiv 2412.19437 section 3.2.2). With ``n`` domains and
+    uniform routing a token hits ``(n - 1)(1 - (1 - 1/n)^k)`` remote domains.
+    """
+    s = ctx.s
+    ep = np.asarray(ep, float)
+    k = s.top_k
+    p_in = np.minimum(ep, ctx.domain)
+    n_dom = np.maximum(ep / p_in, 1.0)
+    vec = np.asarray(tokens_per_gpu, float) * s.d_model * bytes_per_value
+    in_bytes = vec * k * (p_in - 1) / np.maximum(ep, 1.0) + vec * k * (n_dom - 1) / n_dom * (p_in - 1) / p_in
+    remote = (n_dom - 1) * (1.0 - np.power(1.0 - 1.0 / n_dom, k))
+    out_bytes = vec * remote
+    t_in = np.where(p_in > 1, (p_in - 1) * ctx.scaleup.latency_s + in_bytes / ctx.scaleup.effective_bytes_per_s, 0.0)
+    t_out = np.where(n_dom > 1, (n_dom - 1) * ctx.scaleout.latency_s + out_bytes / ctx.scaleout.effective_bytes_per_s, 0.0)
+    return np.where(ep > 1, np.maximum(t_in, t_out), 0.0)
+
+
+def moe_dispatch_s(ctx: Context, tokens, tp, dp, ep):
+    """Moving tokens to their experts and back in one MoE layer.
+
+    With expert parallelism: a dispatch (in the weights' precision if FP8, else BF16) and a BF16
+    combine all-to-all (:func:`ep_all_to_all_s`). With ``ep == 1`` and attention data
+    parallelism: gather the replica's tokens and reduce-scatter the outputs over the ``dp`` ranks.
+    """
+    d = ctx.s.d_model
+    disp_bytes = min(ctx.w_bytes, 1.0) if ctx.precision != "bf16" else ACTIVATION_BYTES
+    a2a = (ep_all_to_all_s(ctx, tokens / tp, ep, disp_bytes) + ep_all_to_all_s(ctx, tokens / tp, ep, ACTIVATION_BYTES))
+    T_rep = tokens * dp
+    in_domain = ctx.domain // np.maximum(tp, 1)
+    ag = (collectives.hierarchical_reduce_scatter_s(T_rep * d * disp_bytes, dp, in_domain, ctx.scaleup, ctx.scaleout)
+          + collectives.hierarchical_reduce_scatter_s(T_rep * d * ACTIVATION_BYTES, dp, in_domain,
+                                                      ctx.scaleup, ctx.scaleout))
+    return np.where(ep > 1, a2a, np.where(dp > 1, ag, 0.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor-parallel communication
+# ---------------------------------------------------------------------------------------------
+
+def tp_all_reduce_s(ctx: Context, tokens, tp):
+    """Two tensor-parallel all-reduces of the layer's activations (Shoeybi et al. 2019, Megatron-LM)."""
+    return np.where(tp > 1, 2 * collectives.all_reduce_s(tokens * ctx.s.d_model * ACTIVATION_BYTES, tp, ctx.scaleup),
+                    0.0)

@@ -1,0 +1,150 @@
+"""Collectives of one training step on the scale-up (NVLink) and scale-out links
+(:mod:`intelligence_per_dollar.model.collectives`): tensor-parallel all-reduces, the
+context-parallel KV ring, expert-parallel all-to-alls, pipeline sends and the data-parallel
+gradient reduction, each with what the stack overlaps.
+
+Tensor parallelism: two all-reduces per layer forward and two backward (Shoeybi et al. 2019,
+Megatron-LM, section 3); with sequence parallelism the same bytes as all-gather +
+reduce-scatter, and the input all-gathers redone in backward (Korthikanti et al. 2022, section
+4.2.2). Context parallelism: ring attention (Liu et al. 2023). Pipeline sends: Narayanan et al.
+2021, section 4.1 (scatter/gather). Data parallelism and ZeRO: Rajbhandari et al. 2020.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from intelligence_per_dollar.model import architecture, collectives
+from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
+from intelligence_per_dollar.model.training.memory import ParamsPerGPU
+
+__all__ = ["tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s", "ep_all_to_all_s", "ep_exposed_s",
+           "pipeline_p2p_s", "data_parallel_s"]
+
+
+def tp_all_reduce_s(ctx: Context, lay: Layout):
+    """One all-reduce of a micro-batch's layer activations over the TP group (hierarchical where
+    the group straddles scale-up domains)."""
+    tp_in = np.gcd(lay.tp.astype(np.int64), lay.domain_block)
+    return collectives.hierarchical_all_reduce_s(lay.tokens * ctx.s.d_model * ACTIVATION_BYTES, lay.tp, tp_in,
+                                                 ctx.scaleup, ctx.scaleout)
+
+
+def tp_exposed_s(ctx: Context, lay: Layout, t_all_reduce, gemm_f):
+    """Exposed TP collective time of one layer, forward and backward: 2 all-reduces each way, hidden
+    behind the adjacent GEMMs (``gemm_f``) with ``Stack.tp_overlap``; sequence parallelism without
+    overlap re-does the input all-gathers in backward for the weight gradients instead of storing
+    the gathered tensors (Korthikanti et al. 2022, section 4.2.2). 0 without TP."""
+    st, tp = ctx.stack, lay.tp
+    t_fwd = 2 * t_all_reduce
+    tp_f = t_fwd if not st.tp_overlap else np.maximum(0.0, t_fwd - gemm_f)
+    tp_f = np.where(tp > 1, tp_f, 0.0)
+    tp_b = tp_f + (np.where(tp > 1, t_all_reduce, 0.0) if st.sequence_parallel and not st.tp_overlap else 0.0)
+    return tp_f, tp_b
+
+
+def cp_exposed_s(ctx: Context, lay: Layout, core_f, core_b):
+    """Exposed context-parallel time of one layer, forward and backward.
+
+    Ring attention (Liu et al. 2023; Megatron-Core / TE context parallelism with P2P): ``cp - 1``
+    steps, each sending this rank's K,V chunk (T x kv elements) to the next rank while the core
+    works on the current one; backward sends K,V and their gradients (2x). Only the part of the
+    ring longer than the core is exposed, plus the first step, which nothing hides."""
+    s, tp, cp = ctx.s, lay.tp, lay.cp
+    hd = architecture.head_dim(s)
+    if architecture.is_mla(s):
+        kv_elems = s.heads * (2 * hd + architecture.rope_head_dim(s))
+    else:
+        kv_elems = 2 * s.kv_heads * hd
+    chunk_bytes = lay.tokens * kv_elems * ACTIVATION_BYTES / tp
+    cp_in = np.maximum(np.gcd((tp * cp).astype(np.int64), lay.domain_block) // tp.astype(np.int64), 1)
+    link_bw = np.where(cp <= cp_in, ctx.scaleup.effective_bytes_per_s, ctx.scaleout.effective_bytes_per_s)
+    link_lat = np.where(cp <= cp_in, ctx.scaleup.latency_s, ctx.scaleout.latency_s)
+    t_step = link_lat + chunk_bytes / link_bw
+    t_ring_f = (cp - 1) * t_step
+    t_cp_f = np.where(cp > 1, np.maximum(0.0, t_ring_f - core_f * (cp - 1) / cp) + t_step, 0.0)
+    t_cp_b = np.where(cp > 1, np.maximum(0.0, 2 * t_ring_f - core_b * (cp - 1) / cp) + 2 * t_step, 0.0)
+    return t_cp_f, t_cp_b
+
+
+def _remote_copy_scale(top_k: int, ep, ep_in):
+    """Scale-out copies per token with dispatch deduplication over the one-per-expert count: the
+    distinct remote domains among ``top_k`` experts drawn uniformly from ``n = ep / ep_in``
+    domains, ``(n - 1)(1 - (1 - 1/n)^k)``, instead of ``k (n - 1) / n``."""
+    n_dom = np.maximum(ep / ep_in, 1.0)
+    distinct = (n_dom - 1) * (1 - (1 - 1 / n_dom) ** top_k)
+    return np.where(n_dom > 1, distinct / np.maximum(top_k * (n_dom - 1) / n_dom, 1e-30), 1.0)
+
+
+def ep_all_to_all_s(ctx: Context, lay: Layout):
+    """Expert-parallel all-to-all time of one MoE layer's forward: dispatch (FP8 when training in
+    FP8/FP4) + combine (BF16) of ``top_k`` copies of each token, times the busiest rank's load
+    factor; 0 for a dense model or without EP."""
+    s, ep = ctx.s, lay.ep
+    if not architecture.moe_layers(s):
+        return 0.0
+    disp_bytes = 1.0 if ctx.low_precision else 2.0
+    a2a_bytes = lay.tokens / lay.tp * s.top_k * s.d_model * ctx.stack.moe_load_factor
+    ep_in = np.gcd(ep.astype(np.int64), lay.domain_block).astype(float)
+    scale = _remote_copy_scale(s.top_k, ep, ep_in) if ctx.stack.ep_dedup else 1.0
+    t = (collectives.hierarchical_all_to_all_s(a2a_bytes * disp_bytes, ep, ep_in, ctx.scaleup, ctx.scaleout,
+                                               outer_scale=scale)
+         + collectives.hierarchical_all_to_all_s(a2a_bytes * 2.0, ep, ep_in, ctx.scaleup, ctx.scaleout,
+                                                 outer_scale=scale))
+    return np.where(ep > 1, t, 0.0)
+
+
+def ep_exposed_s(ctx: Context, t_all_to_all, compute_f, compute_b):
+    """Exposed all-to-all time of one layer, forward and backward. With ``Stack.ep_overlap`` the
+    dispatch/combine of one micro-batch runs under another's forward or backward chunk (DualPipe;
+    Megatron-Core 1F1B A2A overlap): exposed only beyond all the compute, split 1:2."""
+    if not ctx.stack.ep_overlap:
+        return t_all_to_all, t_all_to_all
+    exposed = np.maximum(0.0, 2 * t_all_to_all - (compute_f + compute_b))
+    return exposed / 3.0, 2 * exposed / 3.0
+
+
+def pipeline_p2p_s(ctx: Context, lay: Layout):
+    """Pipeline sends per micro-batch: activation (forward) and gradient (backward) per virtual
+    stage, each TP rank sending 1/tp of the tensor on its own NIC (Narayanan et al. 2021, section
+    4.1 "scatter/gather"); without sequence parallelism the receiver all-gathers it over NVLink.
+    Over NVLink when the whole job sits in one scale-up domain; 0 without PP."""
+    st, tp = ctx.stack, lay.tp
+    sp = st.sequence_parallel
+    act_bytes = lay.tokens * ctx.s.d_model * ACTIVATION_BYTES
+    p2p_bytes = act_bytes / (tp if (st.p2p_scatter_gather or sp) else 1)
+    in_domain = (tp * lay.cp * lay.dp * lay.pp) <= ctx.domain
+    t = np.where(in_domain, collectives.p2p_s(p2p_bytes, ctx.scaleup), collectives.p2p_s(p2p_bytes, ctx.scaleout))
+    if not sp and st.p2p_scatter_gather:
+        t = t + collectives.all_gather_s(act_bytes, tp, ctx.scaleup)
+    return np.where(lay.pp > 1, 2 * lay.interleave * t, 0.0)
+
+
+def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t_bwd_mb):
+    """Exposed data-parallel time per step: gradient reduce-scatter (``Stack.grad_reduce_bytes``)
+    and parameter all-gather (BF16); ZeRO-0 all-reduces, the same bytes. Dense gradients reduce
+    over ``cp x dp`` ranks (stride tp), expert gradients over the ``tp x cp x dp / ep`` ranks
+    holding the same experts (stride ep). With ``Stack.dp_overlap`` they hide behind the last
+    micro-batch's backward / the first one's forward; ZeRO-3 gathers weights for every
+    micro-batch (forward and backward) and reduce-scatters gradients each micro-batch,
+    prefetching under that micro-batch's compute (Rajbhandari et al. 2020, section 5)."""
+    st, zero = ctx.stack, lay.zero
+    block = lay.domain_block
+    in_dom_dense = np.maximum(1, block // lay.tp.astype(np.int64)).astype(float)
+    in_dom_exp = np.maximum(1, block // lay.ep.astype(np.int64)).astype(float)
+
+    def rs(n_bytes, ranks, in_dom):
+        return collectives.hierarchical_reduce_scatter_s(n_bytes, ranks, in_dom, ctx.scaleup, ctx.scaleout)
+
+    gb = st.grad_reduce_bytes
+    t_rs = (rs(params.dense * gb, params.dp_dense, in_dom_dense)
+            + rs(params.expert * gb, params.dp_expert, in_dom_exp))
+    t_ag = (rs(params.dense * 2.0, params.dp_dense, in_dom_dense)
+            + rs(params.expert * 2.0, params.dp_expert, in_dom_exp))
+    t_ag = np.where(zero == 0, t_rs * 1.0, t_ag)
+    if st.dp_overlap:
+        t_dp = np.maximum(0.0, t_rs - t_bwd_mb) + np.maximum(0.0, t_ag - t_fwd_mb)
+    else:
+        t_dp = t_rs + t_ag
+    t_z3 = np.maximum(0.0, 2 * t_ag + t_rs - (t_fwd_mb + t_bwd_mb)) * lay.microbatches
+    return np.where(zero == 3, t_z3 + t_ag, t_dp)

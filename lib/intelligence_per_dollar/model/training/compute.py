@@ -1,0 +1,183 @@
+"""Kernel times of one transformer layer on one GPU: GEMMs on the calibrated efficiency curves
+(:mod:`intelligence_per_dollar.model.efficiency`), the attention core, and the memory-bound
+traffic (elementwise kernels, FP8/FP4 casts, MoE token permutation).
+
+FLOPs follow the layer shapes (Narayanan et al. 2021, section 3); the FP4 recipe keeps a share of
+the layers in BF16 (NVIDIA 2025, "Pretraining Large Language Models with NVFP4", arXiv
+2509.25149, section 4); flash attention's backward is 2.5x its forward (Dao 2023, section 3.1).
+"""
+
+from __future__ import annotations
+
+from intelligence_per_dollar.model import architecture, efficiency
+from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
+from intelligence_per_dollar.sources import models
+
+__all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
+           "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
+           "elementwise_s", "memory_bound_s", "selective_recompute_s"]
+
+#: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
+ATTENTION_BWD_OVER_FWD = 2.5
+#: Tile height of the grouped GEMM kernels: each expert's token count is padded to a multiple of
+#: it (CUTLASS/cuBLAS grouped GEMMs on Hopper/Blackwell use 128-row tiles).
+GROUPED_GEMM_TILE_M = 128
+
+
+def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1):
+    """A transformer-layer GEMM at the training precision; under FP4 the recipe's BF16 share of
+    layers (``Stack.fp4_bf16_layer_fraction``) runs in BF16, so the time is the mix of both."""
+    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                               ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
+                               output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+    f = ctx.stack.fp4_bf16_layer_fraction if ctx.precision == "fp4" else 0.0
+    if f:
+        t16 = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                     ceil=ctx.ceil, precision="bf16", operand_bytes=2.0,
+                                     output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+        t = (1.0 - f) * t + f * t16
+    return t
+
+
+def gemm_bf16_s(ctx: Context, m, n, k, groups=1):
+    """A GEMM that stays in BF16 whatever the training precision (LM head, router, unfused attention)."""
+    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                  ceil=ctx.ceil, precision="bf16", operand_bytes=2.0,
+                                  output_bytes=ACTIVATION_BYTES, groups=groups)
+
+
+def attention_gemm_s(ctx: Context, lay: Layout):
+    """Forward time of a layer's attention projections (all of them as one ``d x n`` GEMM, split over TP)."""
+    attn_n = architecture.params_per_layer(ctx.s)["attention"] / ctx.s.d_model
+    return gemm_s(ctx, lay.tokens, attn_n / lay.tp, ctx.s.d_model)
+
+
+def _gated(s: models.ModelSpec) -> int:
+    return 3 if s.gated_ffn else 2
+
+
+def dense_ffn_gemm_s(ctx: Context, lay: Layout):
+    """Forward time of a dense FFN (FC1, gated or not, and FC2 split over TP); 0 without dense layers."""
+    s, T, tp = ctx.s, lay.tokens, lay.tp
+    if s.layers == architecture.moe_layers(s):
+        return 0.0
+    return gemm_s(ctx, T, (_gated(s) - 1) * s.d_ff / tp, s.d_model) + gemm_s(ctx, T, s.d_model, s.d_ff / tp)
+
+
+def moe_ffn_gemm_s(ctx: Context, lay: Layout):
+    """Forward time of a MoE FFN: the EP rank's local experts as one grouped GEMM (Megatron-Core
+    TEGroupedMLP), the shared experts split over TP, and the router (BF16). Expert tensor
+    parallelism is 1, so the tokens of the whole TP x CP group reach the EP rank: tokens per local
+    expert = T/tp x ep x top_k / experts (balanced), times the busiest rank's load factor; each
+    expert's rows are padded to the tile height. 0 for a dense model."""
+    s, T, tp, ep = ctx.s, lay.tokens, lay.tp, lay.ep
+    if not architecture.moe_layers(s):
+        return 0.0
+    d, gated = s.d_model, _gated(s)
+    local_experts = s.experts / ep
+    te = T / tp * ep * s.top_k / s.experts * ctx.stack.moe_load_factor
+    t = (gemm_s(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts, GROUPED_GEMM_TILE_M)
+         + gemm_s(ctx, te, d, s.expert_d_ff, local_experts, GROUPED_GEMM_TILE_M))
+    t_router = gemm_bf16_s(ctx, T / tp, s.experts, d)  # gating logits (BF16/FP32, never FP8)
+    if s.shared_experts:
+        fs = s.shared_experts * s.expert_d_ff
+        t = t + gemm_s(ctx, T, (gated - 1) * fs / tp, d) + gemm_s(ctx, T, d, fs / tp)
+    return t + t_router
+
+
+def attention_core_s(ctx: Context, lay: Layout):
+    """Forward and backward time of the attention core (softmax(Q K^T) V) of one layer.
+
+    Flash attention: each kernel sees the local query chunk (``seq / cp``; the ring runs ``cp``
+    kernels of ``seq / cp`` queries each), so its efficiency follows ``seq / cp``, plus one forward
+    and two backward kernel launches per ring step. Unfused (Megatron 2021-22): batched BF16 GEMMs
+    ``Q K^T`` and ``P V`` over ``microbatch x heads / tp``, backward twice the forward."""
+    s, ceil, T, tp, cp = ctx.s, ctx.ceil, lay.tokens, lay.tp, lay.cp
+    seq = ctx.seq_len
+    if ctx.stack.flash_attention:
+        attn_fwd_flop = architecture.attention_flops_per_token(s, seq, causal=True) / s.layers * T / tp
+        t_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), seq / cp,
+                                           bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil)
+        t_fb = t_fb + 3 * cp * ceil.kernel_overhead_s
+        t_f = t_fb / (1 + ATTENTION_BWD_OVER_FWD)
+        return t_f, t_fb - t_f
+    bmm = lay.microbatch * s.heads / tp
+    hd = architecture.head_dim(s)
+    dqk = hd + architecture.rope_head_dim(s)
+    t_f = gemm_bf16_s(ctx, seq / cp, seq, dqk, bmm) + gemm_bf16_s(ctx, seq / cp, hd, seq, bmm)
+    return t_f, 2 * t_f
+
+
+def lm_head_s(ctx: Context, lay: Layout):
+    """LM head (+ loss) of one micro-batch, kept in BF16: the logits GEMM forward + 2x backward."""
+    return 3 * gemm_bf16_s(ctx, lay.tokens, ctx.s.vocab / lay.tp, ctx.s.d_model)
+
+
+def quantize_bytes_per_token(s: models.ModelSpec, moe: bool, q: float) -> tuple[float, float]:
+    """HBM bytes per token of one layer moved by the casts to FP8/FP4 (forward, backward).
+
+    Every low-precision GEMM input is read in BF16 (2 bytes) and written twice in ``q`` bytes (the
+    row-wise copy for this GEMM and the column-wise / transposed copy for the weight gradient:
+    Transformer Engine ``Float8Tensor`` / ``MXFP8Tensor``; Micikevicius et al. 2022, "FP8 Formats
+    for Deep Learning", section 4: per-tensor scaled casts around each GEMM). Backward casts each
+    output gradient the same way. Weights are cast once per step and cached across micro-batches
+    (negligible). Attention's core products, the router and the LM head stay BF16 and pay nothing.
+    """
+    d, hd = s.d_model, architecture.head_dim(s)
+    hq = s.heads * hd
+    per = 2.0 + 2.0 * q
+    kv = 2 * s.kv_heads * hd if not architecture.is_mla(s) else s.heads * 2 * hd
+    gated = 2 if s.gated_ffn else 1
+    attn_in, attn_out = d + hq, (hq + kv) + d         # QKV and proj inputs / output gradients
+    if moe:
+        n_exp = s.top_k + s.shared_experts
+        f = s.expert_d_ff
+        ffn_in, ffn_out = n_exp * (d + f), n_exp * (gated * f + d)
+    else:
+        f = s.d_ff
+        ffn_in, ffn_out = d + f, gated * f + d
+    return per * (attn_in + ffn_in), per * (attn_out + ffn_out)
+
+
+def elementwise_s(ctx: Context, lay: Layout, bytes_per_token):
+    """Forward time of the elementwise kernels moving ``bytes_per_token`` per token through HBM
+    (the stored activations, times the ceiling's traffic multiple)."""
+    return lay.tokens * bytes_per_token * ctx.ceil.elementwise_traffic_fwd / ctx.hbm_effective_bytes_per_s
+
+
+def _quantize_s(ctx: Context, lay: Layout, moe: bool):
+    """Forward and backward time of the FP8/FP4 casts of one layer per GPU (0 in BF16)."""
+    if not ctx.low_precision:
+        return 0.0, 0.0
+    hbm = ctx.hbm_effective_bytes_per_s
+    qf, qb = quantize_bytes_per_token(ctx.s, moe, ctx.op_bytes)
+    share = 1.0 - (ctx.stack.fp4_bf16_layer_fraction if ctx.precision == "fp4" else 0.0)
+    return share * lay.tokens * qf / lay.tp / hbm, share * lay.tokens * qb / lay.tp / hbm
+
+
+def _permute_s(ctx: Context, lay: Layout):
+    """MoE token permutation, forward: gather ``top_k`` copies of each token before dispatch and
+    scatter them back after combine (read d, write top_k d; and the reverse); 0 for a dense model."""
+    s = ctx.s
+    if not architecture.moe_layers(s):
+        return 0.0
+    return (lay.tokens / lay.tp * (1 + s.top_k) * s.d_model * ACTIVATION_BYTES * 2 * ctx.stack.moe_load_factor
+            / ctx.hbm_effective_bytes_per_s)
+
+
+def memory_bound_s(ctx: Context, lay: Layout, bytes_per_token, moe: bool):
+    """Forward and backward time of a layer's memory-bound kernels: elementwise traffic, casts and
+    (MoE layers) token permutation, whose backward is twice its forward."""
+    ew_f = elementwise_s(ctx, lay, bytes_per_token)
+    ew_b = ew_f * ctx.ceil.elementwise_traffic_bwd / ctx.ceil.elementwise_traffic_fwd
+    q_f, q_b = _quantize_s(ctx, lay, moe)
+    perm = _permute_s(ctx, lay) if moe else 0.0
+    return ew_f + q_f + perm, ew_b + q_b + 2 * perm
+
+
+def selective_recompute_s(ctx: Context, lay: Layout, core_f, core_bytes_per_token):
+    """Time selective recompute adds per layer: the unfused attention core again (forward and its
+    elementwise traffic); nothing with flash attention, which never stores the scores."""
+    if ctx.stack.flash_attention:
+        return 0.0
+    return core_f + elementwise_s(ctx, lay, core_bytes_per_token / lay.tp)

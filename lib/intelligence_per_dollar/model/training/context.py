@@ -1,0 +1,153 @@
+"""What every stage of the evaluator reads: the per-run :class:`Context` (model, accelerator,
+precision, batch, links, stack) and the per-candidate :class:`Layout` arrays derived once from the
+candidate configurations (tokens per micro-batch, micro-batches, layers per stage, placement)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from intelligence_per_dollar.model import collectives, efficiency, peaks
+from intelligence_per_dollar.model.training.stack import MODERN, Stack
+from intelligence_per_dollar.sources import hardware, models
+
+__all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "Context", "Layout",
+           "make_context", "layout", "format_layout"]
+
+PRECISIONS = ("bf16", "fp8", "fp4")
+#: Recompute modes, by index in the candidate arrays: 0 none, 1 selective, 2 full, 3 partial.
+RECOMPUTE = ("none", "selective", "full", "partial")
+PARALLELISM_KEYS = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "recompute", "zero")
+#: Bytes of a stored activation element (BF16/FP16), Korthikanti et al. 2022 section 4.1.
+ACTIVATION_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class Context:
+    """One run's fixed quantities: the model, the accelerator and its efficiency ceilings, the
+    precision the tensor cores run (after any fallback) and its peak, the global batch in
+    sequences, the software stack and the scale-up / scale-out links."""
+
+    s: models.ModelSpec
+    acc: hardware.Accelerator
+    ceil: efficiency.Ceilings
+    precision: str
+    peak: float
+    bf16_peak: float
+    op_bytes: float
+    seq_len: int
+    batch_seqs: int
+    stack: Stack
+    scaleup: collectives.Link
+    scaleout: collectives.Link
+    domain: int
+
+    @property
+    def hbm_effective_bytes_per_s(self) -> float:
+        """HBM bandwidth a memory-bound kernel reaches (the ceiling's fraction of the peak)."""
+        return self.acc.hbm_bytes_per_s * self.ceil.hbm_fraction
+
+    @property
+    def low_precision(self) -> bool:
+        """Do the GEMMs run in FP8 or FP4 (with casts around them)?"""
+        return self.precision in ("fp8", "fp4")
+
+
+def _check_batch(seq_len, global_batch_tokens) -> float:
+    if not (isinstance(seq_len, (int, np.integer)) and seq_len >= 1):
+        raise ValueError(f"seq_len={seq_len!r} must be an integer >= 1")
+    if not (isinstance(global_batch_tokens, (int, float, np.integer, np.floating))
+            and global_batch_tokens >= seq_len):
+        raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a number >= seq_len={seq_len}")
+    batch = global_batch_tokens / seq_len
+    if abs(batch - round(batch)) > 1e-9 * batch:
+        raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a whole number of "
+                         f"sequences of seq_len={seq_len}")
+    return batch
+
+
+def make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario,
+                 fallback) -> Context:
+    """The :class:`Context` of one run. ``accelerator`` is a catalogue id or an
+    :class:`~intelligence_per_dollar.sources.hardware.Accelerator`; a precision its tensor cores
+    lack raises ``ValueError`` unless ``fallback`` (then it runs at the next wider precision)."""
+    s = models.spec(model)
+    acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
+    if not acc.supports(precision) and not fallback:
+        have = [p for p in PRECISIONS if acc.supports(p)]
+        raise ValueError(f"precision={precision!r} is not supported by the tensor cores of accelerator "
+                         f"{acc.id!r} (it has {', '.join(have)}); pass fallback=True to run it at the "
+                         f"next wider precision")
+    peak = peaks.dense_flop_per_s(acc, precision, fallback=fallback)
+    run_precision = precision
+    if not acc.supports(precision):
+        run_precision = next(p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):]
+                             if acc.supports(p))
+    batch = _check_batch(seq_len, global_batch_tokens)
+    ceil = efficiency.ceilings(acc, scenario)
+    up = collectives.Link(acc.scaleup_bytes_per_s_one_way, ceil.scaleup_efficiency, ceil.scaleup_latency_s)
+    out_bw = acc.scaleout_bytes_per_s or acc.scaleup_bytes_per_s_one_way / 18
+    out = collectives.Link(out_bw, ceil.scaleout_efficiency, ceil.scaleout_latency_s)
+    op_bytes = hardware.BYTES_PER_ELEMENT[run_precision]
+    return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
+                   peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
+                   int(seq_len), int(round(batch)), stack or MODERN, up, out, int(acc.scaleup_domain_gpus))
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """Arrays over the candidate configurations (one element each), as floats: the parallel
+    sizes and what follows from them before any time or memory is computed.
+
+    ``tokens``: tokens per micro-batch per TP group, ``microbatch x seq_len / cp``;
+    ``microbatches``: micro-batches per pipeline per step, ``batch / (dp x microbatch)``;
+    ``layers_per_chunk``: layers of one virtual stage, ``ceil(L / (pp v))`` (uneven splits are
+    allowed, Megatron-Core ``pipeline_model_parallel_layout``); ``layers_per_stage``: the busiest
+    rank's layers, ``v`` chunks; ``domain_block``: ranks of one stage's block sharing a scale-up
+    domain. Ranks are numbered tp fastest, then cp, dp (ep carved out of tp x cp x dp), then pp
+    (Megatron-Core order tp-cp-ep-dp-pp); a group that does not tile the domain straddles two,
+    and its slowest member sees only ``gcd(group, domain)`` peers on NVLink.
+    """
+
+    tp: np.ndarray
+    pp: np.ndarray
+    dp: np.ndarray
+    cp: np.ndarray
+    ep: np.ndarray
+    microbatch: np.ndarray
+    interleave: np.ndarray
+    recompute: np.ndarray
+    zero: np.ndarray
+    tokens: np.ndarray
+    microbatches: np.ndarray
+    layers_per_chunk: np.ndarray
+    layers_per_stage: np.ndarray
+    domain_block: np.ndarray
+
+
+def layout(ctx: Context, c: Mapping[str, np.ndarray]) -> Layout:
+    """The :class:`Layout` of candidate arrays ``c`` (keys :data:`PARALLELISM_KEYS`; recompute as
+    an index into :data:`RECOMPUTE`)."""
+    tp, pp, dp, cp, ep = (np.asarray(c[k], float) for k in ("tp", "pp", "dp", "cp", "ep"))
+    mb, v, rc, zero = (np.asarray(c[k], float) for k in ("microbatch", "interleave", "recompute", "zero"))
+    n_vs = np.ceil(ctx.s.layers / (pp * v))
+    block = np.gcd((tp * cp * dp).astype(np.int64), int(ctx.domain))
+    return Layout(tp, pp, dp, cp, ep, mb, v, rc, zero, tokens=mb * ctx.seq_len / cp,
+                  microbatches=ctx.batch_seqs / (dp * mb), layers_per_chunk=n_vs, layers_per_stage=n_vs * v,
+                  domain_block=block)
+
+
+def format_layout(parallelism: dict | None) -> str:
+    """A parallel layout in one short line, e.g. ``TP2 PP14x6 CP16 EP128 DP512 mb1 sel-rc Z1``."""
+    if not parallelism:
+        return "—"
+    p = parallelism
+    pp = f"PP{p.get('pp', 1)}" + (f"x{p['interleave']}" if p.get("interleave", 1) > 1 else "")
+    rc = {"none": "no-rc", "selective": "sel-rc", "partial": "part-rc", "full": "full-rc"}.get(p.get("recompute"), "")
+    return " ".join(x for x in (f"TP{p.get('tp', 1)}", pp, f"CP{p.get('cp', 1)}", f"EP{p.get('ep', 1)}",
+                                f"DP{p.get('dp', 1)}", f"mb{p.get('microbatch', 1)}", rc,
+                                f"Z{p['zero']}" if "zero" in p else "") if x)

@@ -1,0 +1,215 @@
+"""Memory per GPU: weights, gradients and optimizer states under ZeRO, and activations under the
+recompute modes.
+
+Model states: Rajbhandari et al. 2020 ("ZeRO", section 5): 2 + 2 + 12 bytes per parameter in
+mixed precision, here with Megatron's 4-byte fp32 main gradients (``Stack.grad_bytes``); stage
+1 shards the optimizer states, 2 also the gradients, 3 also the weights over the data-parallel
+ranks. Activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+Transformer Models", arXiv 2205.05198), section 4, Table 2: ``s b h (34 + 5 a s / h)`` bytes per
+layer, divided by ``t`` with sequence parallelism, only the layer input ``2 s b h`` with full
+recompute, and the first stage holding ``pp`` micro-batches (:func:`.pipeline.microbatches_in_flight`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from intelligence_per_dollar.model import architecture
+from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
+from intelligence_per_dollar.model.training.pipeline import microbatches_in_flight
+from intelligence_per_dollar.sources import models
+
+__all__ = ["OPTIMIZER_STATE_BYTES_PER_PARAM", "WEIGHT_BYTES", "activation_bytes_per_token", "Activations",
+           "activations_per_token", "ParamsPerGPU", "params_per_gpu", "ModelStates", "model_state_bytes",
+           "Memory", "memory_per_gpu"]
+
+#: Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, section 3.1): fp32
+#: master weights (4) + first and second moments (4 + 4).
+OPTIMIZER_STATE_BYTES_PER_PARAM = 12.0
+#: Bytes per stored weight (BF16).
+WEIGHT_BYTES = 2.0
+#: fp32 logits and their gradient, bytes per vocabulary entry per token (Korthikanti et al. 2022, 4.1).
+LOGITS_BYTES = 4.0 * 2
+
+
+def activation_bytes_per_token(s: models.ModelSpec, seq_len: int, flash: bool, moe: bool,
+                               saved_gemm_input_bytes: float = ACTIVATION_BYTES):
+    """Stored activation bytes per token of one layer, split (split_by_tp, not_split_without_sp, core).
+
+    Korthikanti et al. 2022, section 4.1 (GPT: 11h attention + 19h MLP + 4h norms = 34h, plus
+    5 a s for the unfused attention core), generalised to GQA/MLA, SwiGLU and MoE FFNs.
+    ``core`` is the attention-core part that selective recompute drops.
+    ``saved_gemm_input_bytes``: bytes per element of the inputs that the linear layers save for
+    their weight gradients (2 for BF16; 1 for FP8 and 0.5625 for NVFP4 when Transformer Engine
+    saves the quantized cast). Flash attention's Q, K, V and output stay BF16.
+    """
+    d, hd = s.d_model, architecture.head_dim(s)
+    hq = s.heads * hd
+    q = saved_gemm_input_bytes
+    dropout = 0 if s.gated_ffn else 1            # GPT-style models train with dropout masks (1 byte)
+    # attention block
+    qkv = 2 * (hq + 2 * s.kv_heads * hd) if not architecture.is_mla(s) else \
+        2 * (s.heads * (hd + architecture.rope_head_dim(s)) * 2 + s.heads * hd)
+    proj_in = 0.0 if q == ACTIVATION_BYTES else q * hq   # separate quantized copy of the core output
+    attn_split = qkv + 2 * hq + proj_in            # Q, K, V for the core + core output (proj input)
+    attn_unsplit = q * d + dropout * d             # normed block input (QKV GEMM input) + dropout mask
+    core = 0.0 if flash else 5.0 * s.heads * seq_len  # softmax out (2), dropout mask (1), dropout out (2)
+
+    def ffn(f):  # FC1 output (activation-function input, BF16) + FC2 input
+        return (2 * 2 * f + q * f) if s.gated_ffn else (2 * f + q * f)
+    # FFN block
+    if moe:
+        k = s.top_k
+        f = s.expert_d_ff
+        routed = k * ffn(f) + k * q * d            # each routed copy: expert FC1 input, FC1 out, FC2 in
+        # the gate probabilities are applied inside the expert's activation (Megatron-Core
+        # weighted SwiGLU), so the combine is a plain sum that saves nothing for backward
+        shared = s.shared_experts * ffn(f)
+        ffn_split = routed + shared
+    else:
+        ffn_split = ffn(s.d_ff)
+    ffn_unsplit = q * d + dropout * d
+    norms = 2 * 2 * d                              # inputs of the two norms
+    return float(attn_split + ffn_split), float(attn_unsplit + ffn_unsplit + norms), float(core)
+
+
+@dataclass(frozen=True, eq=False)
+class Activations:
+    """Stored activation bytes per token of one layer: ``per_gpu`` (what one GPU of the TP group
+    stores, also the elementwise traffic), and the parts of :func:`activation_bytes_per_token`."""
+
+    per_gpu: object
+    split: float
+    unsplit: float
+    core: float
+
+
+def activations_per_token(ctx: Context, lay: Layout) -> tuple[Activations, Activations]:
+    """:class:`Activations` of a dense and of a MoE layer. FP8/FP4 GEMMs save their quantized
+    inputs when ``Stack.lowp_activation_storage``; sequence parallelism splits the rest over TP."""
+    st = ctx.stack
+    q_saved = ctx.op_bytes if (ctx.low_precision and st.lowp_activation_storage) else ACTIVATION_BYTES
+    out = []
+    for moe in (False, True):
+        split, unsplit, core = activation_bytes_per_token(ctx.s, ctx.seq_len, st.flash_attention, moe, q_saved)
+        per_tok = (split + core) / lay.tp + (unsplit / lay.tp if st.sequence_parallel else unsplit)
+        out.append(Activations(per_tok, split, unsplit, core))
+    return out[0], out[1]
+
+
+@dataclass(frozen=True, eq=False)
+class ParamsPerGPU:
+    """Parameters on the busiest GPU (``dense``: attention, dense FFNs, shared experts, its share
+    of the embeddings; ``expert``: routed experts) and the data-parallel group each is replicated
+    over (``dp_dense = dp x cp``; ``dp_expert = tp x cp x dp / ep``, stride ep)."""
+
+    dense: object
+    expert: object
+    dp_dense: object
+    dp_expert: object
+
+    @property
+    def total(self):
+        return self.dense + self.expert
+
+    def sharded(self):
+        """Parameters per GPU when sharded over their data-parallel groups (ZeRO)."""
+        return self.dense / self.dp_dense + self.expert / self.dp_expert
+
+
+def params_per_gpu(ctx: Context, lay: Layout) -> ParamsPerGPU:
+    """:class:`ParamsPerGPU`: the stage's layers split over TP (dense) or EP (experts); the
+    embeddings over TP, half on the first and half on the last stage when pipelined."""
+    s = ctx.s
+    L, L_moe = s.layers, architecture.moe_layers(s)
+    emb = architecture.embedding_params(s)
+    expert_total = L_moe * s.experts * architecture.params_per_layer(s)["expert"] if L_moe else 0.0
+    dense_total = architecture.total_params(s) - emb - expert_total
+    tp, pp = lay.tp, lay.pp
+    stage_share = lay.layers_per_stage * pp / L
+    dense = dense_total / (tp * pp) * stage_share + emb / tp * np.where(pp > 1, 0.5, 1.0)
+    expert = expert_total / (lay.ep * pp) * stage_share
+    return ParamsPerGPU(dense, expert, lay.dp * lay.cp, tp * lay.cp * lay.dp / lay.ep)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelStates:
+    """Bytes per GPU of weights, gradients and optimizer states."""
+
+    weights: object
+    gradients: object
+    optimizer: object
+
+
+def model_state_bytes(ctx: Context, lay: Layout, params: ParamsPerGPU) -> ModelStates:
+    """:class:`ModelStates` under ZeRO stage ``lay.zero`` (Rajbhandari et al. 2020, section 5.1:
+    stage 1 shards optimizer states, 2 gradients, 3 weights). DualPipe keeps two copies of the
+    stage's weights (DeepSeek-V3, 3.2.1); ZeRO-3 holds a gathered working copy of one layer."""
+    zero, P, shard = lay.zero, params.total, params.sharded()
+    weights = np.where(zero >= 3, shard, P) * WEIGHT_BYTES
+    grads = np.where(zero >= 2, shard, P) * ctx.stack.grad_bytes
+    optim = np.where(zero >= 1, shard, P) * OPTIMIZER_STATE_BYTES_PER_PARAM
+    if ctx.stack.pipeline_schedule == "dualpipe":
+        weights = weights * 2.0
+    if zero.ndim and np.any(zero >= 3):
+        weights = weights + np.where(zero >= 3, P / lay.layers_per_stage * WEIGHT_BYTES * 2, 0.0)
+    return ModelStates(weights, grads, optim)
+
+
+@dataclass(frozen=True, eq=False)
+class Memory:
+    """Bytes per GPU by part, their total, the usable HBM and the share of layers fully recomputed."""
+
+    weights: object
+    gradients: object
+    optimizer: object
+    activations: object
+    total: object
+    usable: float
+    recompute_fraction: object
+
+
+def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
+    """Activation bytes of one layer and micro-batch, averaged over dense and MoE layers: stored
+    in full, with the attention core recomputed (selective), and the layer input alone (full
+    recompute); plus the working set of recomputing one layer."""
+    T, tp = lay.tokens, lay.tp
+
+    def kinds(a: Activations):
+        return T * a.per_gpu, T * (a.per_gpu - a.core / tp)
+
+    full_d, sel_d = kinds(dense)
+    full_m, sel_m = kinds(moe) if architecture.moe_layers(ctx.s) else (full_d, sel_d)
+    frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
+    layer_input = T * 2 * ctx.s.d_model / (tp if ctx.stack.sequence_parallel else 1)
+    return ((1 - frac_moe) * full_d + frac_moe * full_m, (1 - frac_moe) * sel_d + frac_moe * sel_m,
+            layer_input, np.maximum(full_d, full_m))
+
+
+def _partial_recompute_fraction(lay: Layout, fixed, held, a_sel, a_inp, usable):
+    """Share of layers fully recomputed in the "partial" mode: full recompute of just enough layers per stage to fit, the others
+    selective (Megatron-Core recompute_method=block, recompute_num_layers)."""
+    need = (fixed + held * a_sel - usable) / np.maximum(held * (a_sel - a_inp), 1e-30)
+    n = lay.layers_per_stage
+    return np.clip(np.ceil(np.clip(need, 0.0, 1.0) * n - 1e-9) / n, 0.0, 1.0)
+
+
+def memory_per_gpu(ctx: Context, lay: Layout, states: ModelStates, dense: Activations,
+                   moe: Activations) -> Memory:
+    """:class:`Memory` of each candidate: model states plus the activations of the micro-batches
+    in flight under its recompute mode (0 none, 1 selective, 2 full, 3 partial), the fp32 logits
+    and, when recomputing, one layer's working set."""
+    a_full, a_sel, a_inp, work = _per_layer(ctx, lay, dense, moe)
+    held = lay.layers_per_stage * microbatches_in_flight(lay.pp, lay.microbatches, lay.interleave)
+    logits = lay.tokens * ctx.s.vocab / lay.tp * LOGITS_BYTES
+    usable = ctx.acc.hbm_bytes * ctx.ceil.memory_usable_fraction
+    fixed = states.weights + states.gradients + states.optimizer + logits + work
+    rc = lay.recompute
+    rfrac = np.where(rc == 2, 1.0, np.where(rc == 3, _partial_recompute_fraction(lay, fixed, held, a_sel, a_inp,
+                                                                                 usable), 0.0))
+    per_layer = rfrac * a_inp + (1 - rfrac) * np.where(rc == 0, a_full, a_sel)
+    acts = per_layer * held + np.where(rfrac > 0, work, 0.0) + logits
+    total = states.weights + states.gradients + states.optimizer + acts
+    return Memory(states.weights, states.gradients, states.optimizer, acts, total, usable, rfrac)

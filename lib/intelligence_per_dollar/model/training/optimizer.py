@@ -1,0 +1,32 @@
+"""The optimizer step: mixed-precision Adam over the parameters each GPU updates.
+
+Bytes per parameter per Rajbhandari et al. 2020 ("ZeRO", section 3.1 and 5): fp32 master weights
+and two moments are 12 bytes of state; with ZeRO stage >= 1 each data-parallel rank updates only
+its shard. The step is memory-bound: its time is the HBM traffic over the effective bandwidth.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from intelligence_per_dollar.model.training.context import Context, Layout
+from intelligence_per_dollar.model.training.memory import ParamsPerGPU
+
+__all__ = ["OPTIMIZER_STEP_BYTES_PER_PARAM", "updated_params", "step_s"]
+
+#: Bytes moved through HBM per local parameter by a fused Adam step: read/write master, m, v
+#: (3 x 8), read the fp32 gradient (4), write the bf16 weight (2).
+OPTIMIZER_STEP_BYTES_PER_PARAM = 30.0
+
+
+def updated_params(lay: Layout, params: ParamsPerGPU):
+    """Parameters whose optimizer state this GPU updates: its stage's share, divided over the
+    data-parallel ranks under ZeRO >= 1 (dense over ``dp x cp``, experts over ``tp cp dp / ep``)."""
+    zero = lay.zero
+    return (params.dense / np.where(zero >= 1, params.dp_dense, 1)
+            + params.expert / np.where(zero >= 1, params.dp_expert, 1))
+
+
+def step_s(ctx: Context, lay: Layout, params: ParamsPerGPU):
+    """Seconds of one optimizer step on one GPU (HBM-bound)."""
+    return updated_params(lay, params) * OPTIMIZER_STEP_BYTES_PER_PARAM / ctx.hbm_effective_bytes_per_s

@@ -1,0 +1,92 @@
+"""The pipeline stage: bubble of the schedule, activations in flight, and the bottleneck stage.
+
+Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU Clusters Using
+Megatron-LM", SC'21, section 2.2): one step takes ``(m + bubble) x t_microbatch`` on the
+busiest stage, with ``m`` micro-batches per pipeline and a bubble of ``(pp - 1) / v``
+micro-batch times for (interleaved) 1F1B with ``v`` virtual stages per rank, i.e. a bubble
+fraction ``(pp - 1) / (v m + pp - 1)``. DualPipe (DeepSeek-V3 report, arXiv 2412.19437, section
+3.2.1, Table 2) idles ``pp/2 - 1`` chunks, about half of 1F1B's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from intelligence_per_dollar.model import architecture
+from intelligence_per_dollar.model.training.context import Context, Layout
+
+__all__ = ["bubble_slots", "microbatches_in_flight", "Stage", "stage_times"]
+
+
+def bubble_slots(schedule: str, pp, v):
+    """Idle micro-batch times of one step on a rank: ``(pp - 1) / v`` for (interleaved) 1F1B
+    (Narayanan et al. 2021, section 2.2.2), ``max(pp/2 - 1, 0) / v`` for DualPipe."""
+    return (pp - 1) / v if schedule == "1f1b" else np.maximum(pp / 2 - 1, 0) / v
+
+
+def microbatches_in_flight(pp, m, v):
+    """Micro-batches whose activations the first stage holds: ``min(pp, m)``, times
+    ``1 + (pp - 1) / (pp v)`` when interleaved (Korthikanti et al. 2022, arXiv 2205.05198, section 4.2.3)."""
+    return np.minimum(pp, m) * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class Stage:
+    """Times of the bottleneck pipeline stage (arrays over the candidates).
+
+    ``microbatch_s``: one micro-batch through the stage, LM head and pipeline sends included;
+    ``forward_s`` / ``backward_s``: its forward / backward layer time (what DP overlaps with);
+    ``parts_s``: ``microbatch_s`` split by part; ``bubble_slots`` and ``pipeline_s``, the
+    ``(m + bubble) x microbatch_s`` of the whole step."""
+
+    microbatch_s: object
+    forward_s: object
+    backward_s: object
+    parts_s: Mapping[str, object]
+    bubble_slots: object
+    pipeline_s: object
+
+
+def _bottleneck_layers(ctx: Context, lay: Layout, t_layer, t_head):
+    """Layers on the bottleneck stage and whether it is the last one (which carries the head).
+
+    With uneven splits the last virtual stage takes only the layers the others leave,
+    ``L - (pp v - 1) ceil(L / (pp v))`` (none when the slack allows: Megatron-Core
+    account_for_loss_in_pipeline_split / decoder_last_pipeline_num_layers), so the head costs
+    time only where it makes the last rank the busiest. Without ``Stack.balanced_head_split``
+    the head sits on top of a full last stage, always on the critical path."""
+    L, pp, v, n_vs = ctx.s.layers, lay.pp, lay.interleave, lay.layers_per_chunk
+    last_layers = (v - 1) * n_vs + np.maximum(0.0, L - (pp * v - 1) * n_vs)
+    t_stage_full = t_layer * lay.layers_per_stage
+    t_stage_last = t_layer * last_layers + t_head
+    last_is_bottleneck = t_stage_last > t_stage_full
+    if not ctx.stack.balanced_head_split:
+        last_is_bottleneck = np.ones_like(t_stage_last, dtype=bool)
+        last_layers = lay.layers_per_stage
+    return np.where(last_is_bottleneck, last_layers, lay.layers_per_stage), last_is_bottleneck
+
+
+def stage_times(ctx: Context, lay: Layout, dense, moe, t_head, t_p2p) -> Stage:
+    """The bottleneck stage from the per-layer times of a dense and a MoE layer (``fwd``, ``bwd``,
+    ``recompute``, ``parts``), the LM head time and the pipeline sends per micro-batch."""
+    L = ctx.s.layers
+    L_moe = architecture.moe_layers(ctx.s)
+    L_dense = L - L_moe
+    t_model_mb = L_dense * (dense.fwd + dense.bwd + dense.recompute) + L_moe * (moe.fwd + moe.bwd + moe.recompute)
+    t_layer = t_model_mb / L
+    bott_layers, last_is_bottleneck = _bottleneck_layers(ctx, lay, t_layer, t_head)
+    t_stage = t_layer * bott_layers
+    head_on_path = np.where(last_is_bottleneck, t_head, 0.0)
+    share = bott_layers / L
+    parts = {k: (L_dense * dense.parts[k] + L_moe * moe.parts[k]) * share for k in dense.parts}
+    parts["lm_head"] = head_on_path
+    parts["pipeline_p2p"] = t_p2p
+    t_mb = t_stage + head_on_path + t_p2p
+    t_fwd_mb = (L_dense * dense.fwd + L_moe * moe.fwd) * bott_layers / L
+    t_bwd_mb = (L_dense * dense.bwd + L_moe * moe.bwd) * bott_layers / L
+    slots = bubble_slots(ctx.stack.pipeline_schedule, lay.pp, lay.interleave)
+    return Stage(microbatch_s=t_mb, forward_s=t_fwd_mb, backward_s=t_bwd_mb, parts_s=parts, bubble_slots=slots,
+                 pipeline_s=(lay.microbatches + slots) * t_mb)

@@ -1,0 +1,43 @@
+"""Efficiency ceilings per accelerator (``data/efficiency/ceilings.csv``): typed, validated rows.
+
+One row per (accelerator, quantity) with a low/central/high value, the measured run it is
+calibrated on (if any) and its provenance; accelerator ``*`` is the default for every other one.
+:mod:`intelligence_per_dollar.model.efficiency` turns the rows into :class:`Ceilings`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from intelligence_per_dollar.sources import io
+
+__all__ = ["rows"]
+
+_COLUMNS = ("accelerator", "quantity", "low", "central", "high", "calibration_run", "source_url", "date_read",
+            "kind", "note")
+
+
+@functools.lru_cache(maxsize=4)
+def _rows(data_dir: str, quantities: tuple[str, ...]) -> tuple[dict, ...]:
+    path = io.data_path("efficiency", "ceilings.csv")
+    out = []
+    for row, rec in io.read_rows(path, _COLUMNS):
+        prov = io.check_provenance(path, row, rec)
+        if rec["quantity"] not in quantities:
+            raise io.DataError(f"{path}, row {row}, column 'quantity': unknown '{rec['quantity']}'; "
+                               f"allowed: {', '.join(quantities)}")
+        vals = {s: io.parse_float(path, row, s, rec[s], positive=True, allow_zero=False)
+                for s in ("low", "central", "high")}
+        if not vals["low"] <= vals["central"] <= vals["high"]:
+            raise io.DataError(f"{path}, row {row}: low <= central <= high is violated ({vals})")
+        out.append({"accelerator": rec["accelerator"], "quantity": rec["quantity"], **vals,
+                    "calibration_run": rec["calibration_run"], "provenance": prov})
+    return tuple(out)
+
+
+def rows(quantities: tuple[str, ...]) -> tuple[dict, ...]:
+    """Every row of ``data/efficiency/ceilings.csv``; ``quantity`` must be one of ``quantities``.
+
+    Each row: accelerator, quantity, low, central, high, calibration_run, provenance.
+    """
+    return _rows(str(io.data_dir()), tuple(quantities))

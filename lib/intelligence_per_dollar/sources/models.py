@@ -1,0 +1,221 @@
+"""Named models: ``data/models/models.csv`` -> validated :class:`ModelSpec` records.
+
+:class:`ModelSpec` (a decoder-only transformer, dense or mixture-of-experts) is defined here, in the
+sources layer, so that loaders and model functions share one type; :func:`spec` is the one edge
+conversion of a dict into a spec. The catalogue is long format (``model, field, value, source_url,
+date_read, kind, used, note``, read with :func:`io.read_long_catalogue`); its fields are the
+:class:`ModelSpec` fields plus ``total_params_published`` / ``active_params_published``, the totals
+the model's authors state (tests/data/test_catalogue.py checks each spec against them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from intelligence_per_dollar.sources import io
+
+__all__ = ["ModelSpec", "spec", "names", "get", "provenance", "published", "Published"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer, dense or mixture-of-experts.
+
+    ``d_ff`` is the hidden size of the dense FFN (used by every layer of a dense model, and by the
+    ``dense_layers`` leading layers of an MoE model). ``expert_d_ff`` is the hidden size of each
+    routed or shared expert. ``gated_ffn`` selects SwiGLU-style FFNs (3 matrices: gate, up, down)
+    or GPT-style (2 matrices, with biases). ``head_dim`` defaults to ``d_model // heads``.
+    MLA is selected by ``kv_lora_rank``; ``q_lora_rank`` (optional) low-ranks the queries too.
+    ``tied_embeddings``: input embedding shared with the LM head (GPT-2/3 style).
+    """
+
+    layers: int
+    d_model: int
+    heads: int
+    kv_heads: int
+    d_ff: int
+    vocab: int
+    experts: int = 0
+    top_k: int = 0
+    expert_d_ff: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    gated_ffn: bool = True
+    head_dim: int | None = None
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    tied_embeddings: bool = False
+
+    def __post_init__(self):
+        _validate(self)
+
+    def replace(self, **changes) -> "ModelSpec":
+        return dataclasses.replace(self, **changes)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(ModelSpec))
+_REQUIRED = ("layers", "d_model", "heads", "d_ff", "vocab")
+_BOOL_FIELDS = ("gated_ffn", "tied_embeddings")
+_OPTIONAL_POSITIVE = ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
+_NON_NEGATIVE = ("experts", "top_k", "expert_d_ff", "shared_experts", "dense_layers")
+
+
+def _as_int(key, value, *, allow_zero: bool) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
+        raise ValueError(f"model[{key!r}]={value!r} must be an integer "
+                         f"{'>= 0' if allow_zero else '>= 1'}")
+    v = int(value)
+    if v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"model[{key!r}]={value!r} is not allowed; expected an integer "
+                         f"{'>= 0' if allow_zero else '>= 1'}")
+    return v
+
+
+def _validate(s: ModelSpec) -> None:
+    for k in ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab"):
+        object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=False))
+    for k in _NON_NEGATIVE:
+        object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=True))
+    for k in _OPTIONAL_POSITIVE:
+        if getattr(s, k) is not None:
+            object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=False))
+    for k in _BOOL_FIELDS:
+        if not isinstance(getattr(s, k), bool):
+            raise ValueError(f"model[{k!r}]={getattr(s, k)!r} must be True or False")
+    if s.kv_heads > s.heads or s.heads % s.kv_heads:
+        raise ValueError(f"model['kv_heads']={s.kv_heads} must divide model['heads']={s.heads} "
+                         f"(grouped-query attention shares each KV head among heads/kv_heads queries)")
+    if s.head_dim is None and s.d_model % s.heads:
+        raise ValueError(f"model['heads']={s.heads} does not divide model['d_model']={s.d_model}; "
+                         f"give 'head_dim' explicitly")
+    if s.experts == 0:
+        for k in ("top_k", "expert_d_ff", "shared_experts", "dense_layers"):
+            if getattr(s, k):
+                raise ValueError(f"model[{k!r}]={getattr(s, k)} requires model['experts'] >= 1 "
+                                 f"(a dense model has experts=0 and {k}=0)")
+    else:
+        if not 1 <= s.top_k <= s.experts:
+            raise ValueError(f"model['top_k']={s.top_k} must be between 1 and model['experts']="
+                             f"{s.experts} for a mixture-of-experts model")
+        if s.expert_d_ff < 1:
+            raise ValueError(f"model['expert_d_ff']={s.expert_d_ff} must be >= 1 when experts >= 1")
+        if s.dense_layers >= s.layers:
+            raise ValueError(f"model['dense_layers']={s.dense_layers} must be < model['layers']="
+                             f"{s.layers} (at least one MoE layer)")
+    if s.kv_lora_rank is None and (s.q_lora_rank is not None or s.qk_rope_head_dim is not None):
+        raise ValueError("model['q_lora_rank'] / model['qk_rope_head_dim'] are MLA dimensions and "
+                         "need model['kv_lora_rank'] too")
+
+
+def spec(model: Mapping | ModelSpec) -> ModelSpec:
+    """Validate a model description (a dict of the API's keys, or a :class:`ModelSpec`).
+
+    Unknown keys, missing required keys, non-integer or non-positive sizes, ``kv_heads`` not
+    dividing ``heads``, ``top_k > experts`` ... raise ``ValueError`` naming the key, its value and
+    what is allowed.
+    """
+    if isinstance(model, ModelSpec):
+        return model
+    if not isinstance(model, Mapping):
+        raise ValueError(f"model={model!r} must be a dict of {', '.join(_FIELDS)} or a ModelSpec")
+    unknown = sorted(set(model) - set(_FIELDS))
+    if unknown:
+        raise ValueError(f"model has unknown key(s) {', '.join(map(repr, unknown))}; "
+                         f"allowed: {', '.join(_FIELDS)}")
+    missing = [k for k in _REQUIRED if k not in model]
+    if missing:
+        raise ValueError(f"model lacks required key(s) {', '.join(map(repr, missing))}")
+    kw = dict(model)
+    kw.setdefault("kv_heads", kw["heads"])
+    for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim"):
+        if kw.get(k) in (0, None):  # 0 means "not used" in flat tables
+            kw[k] = None
+    return ModelSpec(**kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# The catalogue
+# ---------------------------------------------------------------------------------------------
+
+_INT_FIELDS = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab") + _NON_NEGATIVE + _OPTIONAL_POSITIVE
+_PUBLISHED = ("total_params_published", "active_params_published")
+
+
+@dataclass(frozen=True)
+class Published:
+    """Parameter totals as the model's authors state them (not computed from the spec)."""
+
+    total_params: float
+    active_params: float
+
+
+def _spec_of(path, name: str, fields: Mapping[str, list]) -> ModelSpec:
+    kw = {}
+    for field, values in fields.items():
+        used = values[0]
+        if field in _BOOL_FIELDS:
+            kw[field] = io.parse_bool(path, used.row, "value", used.value)
+        elif field in _INT_FIELDS:
+            kw[field] = used.value
+    try:
+        return spec(kw)
+    except ValueError as ex:
+        rows = ", ".join(str(v[0].row) for v in fields.values())
+        raise io.DataError(f"{path}, rows {rows}: model '{name}': {ex}") from None
+
+
+def _is_count(v: float) -> bool:
+    return v >= 0 and v == int(v)
+
+
+def _is_positive(v: float) -> bool:
+    return v > 0
+
+
+@functools.lru_cache(maxsize=4)
+def _catalogue(data_dir: str) -> tuple[Mapping, Mapping, Mapping]:
+    """(specs, published totals, provenance) of every model in ``data_dir``/models/models.csv."""
+    path = io.data_path("models", "models.csv")
+    numeric = {**{f: _is_count for f in _INT_FIELDS}, **{f: _is_positive for f in _PUBLISHED}}
+    raw = io.read_long_catalogue(path, "model", numeric, _BOOL_FIELDS)
+    specs, pub, prov = {}, {}, {}
+    for name, fields in raw.items():
+        missing = [f for f in _REQUIRED + _PUBLISHED if f not in fields]
+        if missing:
+            raise io.DataError(f"{path}: model '{name}' lacks field(s) {', '.join(missing)}")
+        specs[name] = _spec_of(path, name, {f: v for f, v in fields.items() if f not in _PUBLISHED})
+        pub[name] = Published(*(float(fields[f][0].value) for f in _PUBLISHED))
+        prov[name] = {f: v[0] for f, v in fields.items()}
+    return specs, pub, prov
+
+
+def _lookup(table: Mapping, name: str):
+    if name not in table:
+        raise ValueError(f"parameter model={name!r} is not allowed; allowed: {', '.join(table)}")
+    return table[name]
+
+
+def names() -> tuple[str, ...]:
+    """Ids of the catalogued models, in file order."""
+    return tuple(_catalogue(str(io.data_dir()))[0])
+
+
+def get(name: str) -> ModelSpec:
+    """The :class:`ModelSpec` of a catalogued model (``ValueError`` lists the allowed ids)."""
+    return _lookup(_catalogue(str(io.data_dir()))[0], name)
+
+
+def published(name: str) -> Published:
+    """The model's published total and active parameter counts (e.g. Kimi-K2: 1.04e12 / 32e9)."""
+    return _lookup(_catalogue(str(io.data_dir()))[1], name)
+
+
+def provenance(name: str) -> Mapping[str, io.SourcedValue]:
+    """``{field: SourcedValue}`` (the used row of each field) for the book's tables."""
+    return dict(_lookup(_catalogue(str(io.data_dir()))[2], name))

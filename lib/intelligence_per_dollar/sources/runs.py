@@ -1,0 +1,164 @@
+"""Measured runs the models are validated against (``data/runs/*.csv``): typed, validated cases.
+
+* :func:`inference_runs` -- serving throughput, prefill and GEMM timings
+  (``inference_runs.csv``), checked by :mod:`intelligence_per_dollar.analysis.validation_inference`;
+* :func:`training_runs` -- published and measured training iterations (``training_runs.csv``),
+  checked by :mod:`intelligence_per_dollar.analysis.validation`;
+* :func:`weight_sync_runs` -- published weight-sync times (``weight_sync_runs.csv``), checked by
+  :func:`intelligence_per_dollar.analysis.validation_weight_sync.weight_sync_table`.
+
+Each case is a dict with its provenance; every problem raises :class:`io.DataError` naming file,
+row and column. The names a column may take that the model defines (software stacks, sync
+schedules) are passed in by the caller, so this layer does not import the model.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from intelligence_per_dollar.sources import io
+
+__all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "inference_runs", "training_runs",
+           "weight_sync_runs"]
+
+# ---------------------------------------------------------------------------------------------
+# inference (data/runs/inference_runs.csv)
+# ---------------------------------------------------------------------------------------------
+
+#: Units a measured serving case may be given in.
+INFERENCE_UNITS = ("output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "gemm_s")
+_INF_MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "experts", "top_k", "expert_d_ff",
+                  "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
+_INF_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", *_INF_MODEL_INT,
+                "gated_ffn", "hardware", "gpus", "precision", "kv_precision", "mode", "input_tokens", "output_tokens",
+                "tp", "dp", "ep", "concurrency", "comm_overlap", "implementation", "measured", "unit", "note")
+
+
+def _measured_provenance(path: Path, row: int, rec: dict) -> io.Provenance:
+    prov = io.check_provenance(path, row, rec)
+    if prov.kind != "measured":
+        raise io.DataError(f"{path}, row {row}, column 'kind': validation cases must be 'measured'")
+    return prov
+
+
+def _positive_int(path: Path, row: int, rec: dict, column: str) -> int:
+    return int(io.parse_float(path, row, column, rec[column], positive=True))
+
+
+def _inference_case(path: Path, row: int, rec: dict) -> dict:
+    prov = _measured_provenance(path, row, rec)
+    if rec["unit"] not in INFERENCE_UNITS:
+        raise io.DataError(f"{path}, row {row}, column 'unit': '{rec['unit']}' not in {', '.join(INFERENCE_UNITS)}")
+    model = {k: int(io.parse_float(path, row, k, rec[k] or "0", positive=True)) for k in _INF_MODEL_INT}
+    model["gated_ffn"] = io.parse_bool(path, row, "gated_ffn", rec["gated_ffn"])
+    par = {k: _positive_int(path, row, rec, k) for k in ("tp", "dp", "ep") if rec[k]}
+    concurrency = (io.parse_float(path, row, "concurrency", rec["concurrency"], positive=True)
+                   if rec["concurrency"] else None)
+    return {"id": rec["id"], "group": rec["group"], "citation": rec["citation"], "provenance": prov,
+            "model_name": rec["model_name"], "model": model, "accelerator": rec["hardware"],
+            "gpus": _positive_int(path, row, rec, "gpus"),
+            "precision": rec["precision"], "kv_precision": rec["kv_precision"] or None,
+            "mode": rec["mode"] or "aggregated",
+            "input_tokens": _positive_int(path, row, rec, "input_tokens"),
+            "output_tokens": _positive_int(path, row, rec, "output_tokens"),
+            "parallelism": par, "concurrency": concurrency,
+            "comm_overlap": io.parse_bool(path, row, "comm_overlap", rec["comm_overlap"] or "false"),
+            "implementation": rec["implementation"] or "engine",
+            "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
+            "unit": rec["unit"], "note": rec["note"]}
+
+
+@functools.lru_cache(maxsize=2)
+def _inference_runs(data_dir: str) -> tuple[dict, ...]:
+    path = io.data_path("runs", "inference_runs.csv")
+    return tuple(_inference_case(path, row, rec) for row, rec in io.read_rows(path, _INF_COLUMNS))
+
+
+def inference_runs() -> tuple[dict, ...]:
+    """The measured inference cases, validated and typed (the accelerator id under ``accelerator``)."""
+    return _inference_runs(str(io.data_dir()))
+
+
+# ---------------------------------------------------------------------------------------------
+# training (data/runs/training_runs.csv)
+# ---------------------------------------------------------------------------------------------
+
+#: Units a measured training case may be given in.
+TRAINING_UNITS = ("iteration_s", "tflops_per_gpu", "tokens_per_s_per_gpu")
+#: FLOP-counting conventions of the sources (how their TFLOP/s per GPU were computed).
+FLOP_CONVENTIONS = ("none", "narayanan-eq3")
+_TR_MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "experts", "top_k", "expert_d_ff",
+                 "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank")
+_TR_PAR_INT = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "zero")
+_TR_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", *_TR_MODEL_INT, "gated_ffn",
+               "tied_embeddings", "hardware", "gpus", "precision", "seq_len", "global_batch_seqs", *_TR_PAR_INT,
+               "recompute", "stack", "measured", "unit", "flop_convention", "note")
+
+
+def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> dict:
+    prov = _measured_provenance(path, row, rec)
+    model = {k: _positive_int(path, row, rec, k) for k in _TR_MODEL_INT}
+    model["gated_ffn"] = io.parse_bool(path, row, "gated_ffn", rec["gated_ffn"])
+    model["tied_embeddings"] = io.parse_bool(path, row, "tied_embeddings", rec["tied_embeddings"])
+    par = {k: _positive_int(path, row, rec, k) for k in _TR_PAR_INT if rec[k]}
+    if rec["recompute"]:
+        par["recompute"] = rec["recompute"]
+    for col, allowed in (("unit", TRAINING_UNITS), ("flop_convention", FLOP_CONVENTIONS), ("stack", stacks)):
+        if rec[col] not in allowed:
+            raise io.DataError(f"{path}, row {row}, column '{col}': '{rec[col]}' not in {', '.join(allowed)}")
+    return {"id": rec["id"], "group": rec["group"], "citation": rec["citation"], "provenance": prov,
+            "model": model, "accelerator": rec["hardware"],
+            "gpus": _positive_int(path, row, rec, "gpus"),
+            "precision": rec["precision"],
+            "seq_len": _positive_int(path, row, rec, "seq_len"),
+            "global_batch_seqs": _positive_int(path, row, rec, "global_batch_seqs"),
+            "parallelism": par, "stack": rec["stack"],
+            "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
+            "unit": rec["unit"], "flop_convention": rec["flop_convention"], "note": rec["note"]}
+
+
+@functools.lru_cache(maxsize=4)
+def _training_runs(data_dir: str, stacks: tuple[str, ...]) -> tuple[dict, ...]:
+    path = io.data_path("runs", "training_runs.csv")
+    return tuple(_training_case(path, row, rec, stacks) for row, rec in io.read_rows(path, _TR_COLUMNS))
+
+
+def training_runs(stacks: tuple[str, ...]) -> tuple[dict, ...]:
+    """The measured training cases, validated and typed; ``stack`` must be one of ``stacks``
+    (the software stacks the caller models). The accelerator id is under ``accelerator``."""
+    return _training_runs(str(io.data_dir()), tuple(stacks))
+
+
+# ---------------------------------------------------------------------------------------------
+# weight sync (data/runs/weight_sync_runs.csv)
+# ---------------------------------------------------------------------------------------------
+
+_WS_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", "params",
+               "src_bytes_per_param", "dst_bytes_per_param", "senders", "receivers", "receiver_shard_gpus",
+               "schedule", "link_bytes_per_s", "host_link_bytes_per_s", "measured_s", "note")
+_WS_FLOAT = ("params", "src_bytes_per_param", "dst_bytes_per_param", "senders", "receivers", "receiver_shard_gpus",
+             "link_bytes_per_s", "measured_s")
+
+
+def _weight_sync_case(path: Path, row: int, rec: dict, schedules: tuple[str, ...]) -> dict:
+    prov = io.check_provenance(path, row, rec)
+    if rec["schedule"] not in schedules:
+        raise io.DataError(f"{path}, row {row}, column 'schedule': '{rec['schedule']}' not in {', '.join(schedules)}")
+    f = {k: io.parse_float(path, row, k, rec[k], positive=True) for k in _WS_FLOAT}
+    host = io.parse_float(path, row, "host_link_bytes_per_s", rec["host_link_bytes_per_s"], positive=True) \
+        if rec["host_link_bytes_per_s"] else None
+    return {"id": rec["id"], "group": rec["group"], "citation": rec["citation"], "provenance": prov,
+            "model_name": rec["model_name"], "schedule": rec["schedule"], "host_link_bytes_per_s": host,
+            "note": rec["note"], **f}
+
+
+@functools.lru_cache(maxsize=4)
+def _weight_sync_runs(data_dir: str, schedules: tuple[str, ...]) -> tuple[dict, ...]:
+    path = io.data_path("runs", "weight_sync_runs.csv")
+    return tuple(_weight_sync_case(path, row, rec, schedules) for row, rec in io.read_rows(path, _WS_COLUMNS))
+
+
+def weight_sync_runs(schedules: tuple[str, ...]) -> tuple[dict, ...]:
+    """The published weight-sync figures, validated and typed; ``schedule`` must be one of ``schedules``."""
+    return _weight_sync_runs(str(io.data_dir()), tuple(schedules))

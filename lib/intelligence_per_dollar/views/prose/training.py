@@ -1,0 +1,267 @@
+"""Chapter 2's computed sentences (:mod:`intelligence_per_dollar.analysis.training` results)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import pandas as pd
+
+from intelligence_per_dollar.analysis import training as at
+from intelligence_per_dollar.model import architecture
+from intelligence_per_dollar.sources.hardware import Accelerator
+from intelligence_per_dollar.views.notebook import si
+
+#: A decomposition share below this is "a minor part".
+MINOR_SHARE = 0.1
+#: Memory "binds" when the fullest chosen layout fills more than this fraction of usable HBM.
+MEMORY_BINDS_FILL = 0.8
+#: GEMM time "sets the pace" when it is at least this share of the step in some layout.
+GEMM_SETS_PACE = 0.5
+#: Peak FLOP/s "explains most of the gain" from this share of log(ratio) up.
+MOST = 0.5
+#: The batch of regime (b) is "beyond" the critical-batch estimate above this multiple of it.
+BEYOND_CRITICAL_BATCH = 1.5
+
+
+def workload(total_params: float, active_params: float, tokens: float, days: float, precision: str, seq_len: int,
+             global_batch: str, global_batch_tokens: float) -> str:
+    """One line stating the chapter's workload."""
+    return (f"{si(total_params)} total / {si(active_params)} active, {si(tokens)} tokens in {days:g} days, "
+            f"{precision}, seq {seq_len}, global batch {si(global_batch_tokens)} tokens ({global_batch}).")
+
+
+def peak_gap(gap: at.PeakGap, claimed_ratio: float) -> str:
+    """How much of the claimed GPU saving the dense peak alone covers."""
+    extra = gap.extra_needed(claimed_ratio)
+    return (f"Per GPU, the dense {gap.precision} peak rises {gap.ratio:.2f}x from {gap.baseline} to {gap.challenger} "
+            f"({si(gap.baseline_flop_per_s, 'FLOP/s')} to {si(gap.challenger_flop_per_s, 'FLOP/s')}, chapter 1), "
+            f"so a {1 / claimed_ratio:g}x saving in GPUs "
+            + (f"needs a further {extra - 1:.0%} from somewhere else: utilisation, memory capacity or the network."
+               if extra > 1 else f"is already covered by the peak alone ({1 / gap.ratio:.2f} of the GPUs)."))
+
+
+def flop_budget(model, budget: at.FlopBudget, gap: at.PeakGap) -> str:
+    """The derived architecture's proportions, then the worked FLOP budget of section 2.1."""
+    gpus_at_peak = budget.required_flop_per_s / gap.baseline_flop_per_s
+    return (f"The rules give d_model/layers = {model.d_model / model.layers:.0f}, top-{model.top_k} routed of "
+            f"{model.experts} experts + {model.shared_experts} shared, expert FFN "
+            f"{model.expert_d_ff / model.d_model:.2f} d_model, {model.dense_layers} leading dense layer(s) and "
+            f"{model.kv_heads} KV heads of {architecture.head_dim(model)}.\n\n"
+            f"**Worked number.** The derived model has {si(budget.total_params)} parameters, "
+            f"{si(budget.active_params)} active ({budget.active_params / budget.total_params:.1%}). Training costs "
+            f"{si(budget.flop_per_token, 'FLOP')} per token ({budget.over_6n:.2f}x 6N), "
+            f"{si(budget.total_flop, 'FLOP')} in all, so the cluster must sustain "
+            f"**{si(budget.required_flop_per_s, 'FLOP/s')}** of model FLOP/s for {budget.days:g} days: "
+            f"{gpus_at_peak:,.0f} {gap.baseline} at 100% of the dense {gap.precision} peak, before any inefficiency.")
+
+
+def global_batch(table: pd.DataFrame, tokens: float, days: float, chosen: str, chosen_tokens: float) -> str:
+    """Worked number of section 2.2: the step time each global-batch assumption allows."""
+    b = table.set_index("assumption")
+    return (f"**Worked number.** At the low batch ({si(b.loc['low', 'tokens_per_step'])} tokens, what today's "
+            f"frontier MoE runs use) {si(tokens)} tokens in {days:g} days need a step every "
+            f"**{b.loc['low', 'max_step_time_s']:.1f} s**; the central batch "
+            f"({si(b.loc['central', 'tokens_per_step'])} tokens, sourced in `training.GLOBAL_BATCH_TOKENS`) allows "
+            f"{b.loc['central', 'max_step_time_s']:.1f} s and the high one {b.loc['high', 'max_step_time_s']:.1f} s. "
+            f"This chapter runs the **{chosen}** batch ({si(chosen_tokens)} tokens).")
+
+
+def headline_caption(tokens: float, days: float, precision: str) -> str:
+    return f"GPUs to train {si(tokens)} tokens in {days:g} days ({precision}), both sizing regimes"
+
+
+def headline_title(total_params: float, tokens: float, days: float) -> str:
+    return f"GPUs needed, {si(total_params)}-parameter MoE, {si(tokens)} tokens, {days:g} days"
+
+
+def gpu_count(v) -> str:
+    """A GPU count in a table cell ("nothing fits" where the deadline cannot be met)."""
+    return "nothing fits" if v is None or v != v else f"{int(v):,}"
+
+
+def dash_si(v) -> str:
+    """A quantity with an SI prefix in a table cell, "—" where there is none."""
+    return "—" if v is None or v != v else si(v)
+
+
+def side_by_side_formats(columns) -> dict:
+    """Cell formats of :meth:`at.Headline.side_by_side`."""
+    return {c: ("{:.3f}" if c.startswith("mfu") else "{:.2f}" if c.startswith("step") else gpu_count)
+            for c in columns if c != "accelerator"}
+
+
+def dash_int(v) -> str:
+    """A whole number in a table cell, "—" where there is none."""
+    return "—" if v is None or v != v else f"{int(v):,}"
+
+
+def _regime(head: at.Headline, regime: str, claimed_ratio: float, tolerance: float) -> str:
+    r = head.ratio(regime)
+    if r is None:
+        return (f"In the {regime} regime {', '.join(head.cannot_meet(regime))} cannot meet the deadline, "
+                f"so there is no ratio.")
+    b, c = head.row(regime, head.baseline), head.row(regime, head.challenger)
+    return (f"In the **{regime}** regime {head.challenger} needs **{c['gpus']:,} GPUs** ({c['racks']:,} racks, MFU "
+            f"{c['mfu']:.3f}, {c['step_time_s']:.1f} s steps) against {head.baseline}'s **{b['gpus']:,}** "
+            f"({b['racks']:,} racks, MFU {b['mfu']:.3f}, {b['step_time_s']:.1f} s steps): a ratio of **{r:.3f}**, which "
+            + ("**reproduces**" if at.reproduces(r, claimed_ratio, tolerance) else "does **not** reproduce")
+            + f" the claimed {claimed_ratio:g} (tolerance +{tolerance:.0%}); "
+            + f"{head.baseline}/{head.challenger} = {1 / r:.2f}x.")
+
+
+def regimes(head: at.Headline, gap: at.PeakGap, claimed_ratio: float, tolerance: float) -> str:
+    """Worked number of section 2.3: both regimes' GPU counts and ratios against the claim."""
+    unfit = head.unfit()
+    return ("**Worked number.** " + " ".join(_regime(head, g, claimed_ratio, tolerance) for g in at.REGIMES)
+            + f" The peak alone would give {1 / gap.ratio:.3f}."
+            + (f" {', '.join(unfit)}: nothing fits within the rack limit in at least one regime." if unfit else ""))
+
+
+def claim_regime(head: at.Headline, claimed_ratio: float, tolerance: float, global_batch: str) -> str:
+    """Which regime the claim assumes, and what that regime costs in batch size."""
+    g, r = at.CLAIM_REGIME, head.ratio(at.CLAIM_REGIME)
+    closer = head.closest_regime(claimed_ratio)
+    mult = head.batch_multiples(g)
+    tb, tc = head.row(g, head.baseline), head.row(g, head.challenger)
+    text = (f"**Which regime does the claim assume?** A vendor sizes a cluster by dividing the FLOP budget by "
+            f"per-GPU throughput, which is regime (b), **{g}**: there {head.challenger}/{head.baseline} = ")
+    if r:
+        text += f"**{r:.3f}**, so the claim " + (
+            "is reproduced" if at.reproduces(r, claimed_ratio, tolerance)
+            else f"is **not** reproduced ({r / claimed_ratio:.2f}x the claimed ratio)")
+    else:
+        text += "undefined (an accelerator cannot meet the deadline)"
+    text += ". " + (f"Regime (b) has the ratio closer to {claimed_ratio:g}. " if closer == g else
+                    f"Regime (a), {at.BATCH_LIMITED}, has the ratio closer to {claimed_ratio:g}. "
+                    if closer == at.BATCH_LIMITED else "")
+    if len(mult) == 2:
+        lo, hi = min(mult.values()), max(mult.values())
+        text += (f"The price of regime (b) is the batch: {head.baseline}'s layout steps "
+                 f"{si(tb['global_batch_tokens'])} tokens at a time and {head.challenger}'s "
+                 f"{si(tc['global_batch_tokens'])}, {lo:.0f}-{hi:.0f}x the {global_batch} batch of section 2.2, "
+                 + ("beyond" if lo > BEYOND_CRITICAL_BATCH else "close to")
+                 + " what the critical-batch estimate supports.")
+    return text
+
+
+def decomposition(f: at.DecompositionFindings, regime: str, gap: at.PeakGap) -> str:
+    """Worked number of section 2.4: each swap's share of the ratio, and why the peak swap gives less."""
+    return (f"**Worked number.** The full swap gives {f.total_ratio:.3f} ({regime} regime). Of its logarithm, "
+            + ", ".join(f"{s} explains {f.shares[s]:.0%} (x{f.factors[s]:.2f})" for s in f.shares)
+            + f". Measured against the claim, log(ratio)/log({f.claimed_ratio:g}) = **{f.claimed_fraction:.0%}** of "
+            f"the claimed saving is reproduced. The peak-FLOP/s swap alone gives x{f.peak_swap_factor:.2f}, not the "
+            f"x{1 / gap.ratio:.2f} a {gap.ratio:.1f}x faster peak would, because MFU falls from {f.baseline_mfu:.3f} "
+            f"to {f.peak_swap_mfu:.3f}: the GEMMs speed up, the memory-bound kernels and collectives do not.")
+
+
+def decomposition_takeaway(f: at.DecompositionFindings, old: Accelerator, new: Accelerator) -> str:
+    """Takeaway of section 2.4: the attribute groups ranked, with the two chips' figures."""
+    (first, s1), (second, s2) = f.ranked()[:2]
+    mem = f.share("memory capacity")
+    return (f"**Takeaway.** The largest part is **{first}** ({s1:.0%}), then {second} ({s2:.0%}). HBM bandwidth "
+            f"({old.hbm_bytes_per_s / 1e12:.0f} vs {new.hbm_bytes_per_s / 1e12:.0f} TB/s) carries "
+            f"{f.share('HBM bandwidth'):.0%}, NVLink and the NICs ({old.scaleup_bytes_per_s_bidirectional / 1e12:.1f} "
+            f"vs {new.scaleup_bytes_per_s_bidirectional / 1e12:.1f} TB/s per GPU, "
+            f"{old.scaleout_bytes_per_s * 8 / 1e9:.0f} vs {new.scaleout_bytes_per_s * 8 / 1e9:.0f} Gb/s) "
+            f"{f.share('scale-up and scale-out links'):.0%}, and memory capacity ({old.hbm_bytes / 1e9:.0f} vs "
+            f"{new.hbm_bytes / 1e9:.0f} GB) {mem:.0%}, "
+            + ("a minor part." if abs(mem) < MINOR_SHARE else
+               "a material part (fewer pipeline stages or less recompute).")
+            + (" Peak FLOP/s explains less than half of the gain." if f.share(at.PEAK_STEP) < MOST else
+               " Peak FLOP/s explains most of the gain."))
+
+
+_LABEL = {"active parameters": si, "global batch": si, "sequence length": "{:,}".format,
+          "deadline (days)": "{:g}".format, "precision": str}
+
+
+def sensitivity_label(parameter: str, value) -> str:
+    """How a sensitivity point names its changed value ("central" for the central case)."""
+    return "central" if value is None or value != value else _LABEL[parameter](value)
+
+
+def sensitivity_view(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`at.sensitivity_table` as the chapter shows it: a ``label`` per point."""
+    label = [sensitivity_label(p, v) for p, v in zip(table["parameter"], table["value"])]
+    return table.assign(label=label)[["parameter", "label", "regime", "ratio", "gpus_old", "gpus_new",
+                                      "mfu_old", "mfu_new"]]
+
+
+def _move(r: Mapping, claimed_ratio: float) -> str:
+    label = sensitivity_label(r["parameter"], r["value"])
+    if r["ratio"] is None or r["ratio"] != r["ratio"] or r["central"] is None:
+        return f"{r['parameter']} at {label}: no ratio (an accelerator cannot meet the deadline)"
+    towards = abs(r["ratio"] - claimed_ratio) < abs(r["central"] - claimed_ratio)
+    return (f"{r['parameter']} at {label} ({r['regime']}) moves the ratio from {r['central']:.3f} to "
+            f"**{r['ratio']:.3f}** ({'towards' if towards else 'away from'} {claimed_ratio:g})")
+
+
+def sensitivity(f: at.SensitivityFindings, claimed_ratio: float, tolerance: float) -> str:
+    """Worked number of section 2.5: the grid, the range of the ratio, the largest moves."""
+    return (f"**Worked number.** Grid: {f.points} points, each one assumption changed from the central case "
+            f"({', '.join(f.parameters)}). The ratio ranges from {f.ratio_min:.3f} to {f.ratio_max:.3f}; it "
+            f"reproduces the claimed {claimed_ratio:g} (within +{tolerance:.0%}) at **{len(f.holds)} of {f.rows}** "
+            f"points. Largest moves: "
+            + "; ".join(_move(r, claimed_ratio) for r in f.largest_moves.to_dict("records")) + ".")
+
+
+def sensitivity_takeaway(f: at.SensitivityFindings, claimed_ratio: float) -> str:
+    """Takeaway of section 2.5: where, if anywhere, the claim holds on the grid."""
+    if f.holds.empty:
+        c = f.closest
+        return (f"**Takeaway.** No single assumption on this grid brings the ratio to {claimed_ratio:g}; the closest "
+                f"is {c['parameter']} at {sensitivity_label(c['parameter'], c['value'])} ({f.ratio_min:.3f}). One "
+                f"quarter needs several favourable assumptions at once, or an advantage the model does not see.")
+    where = ", ".join(f"{p} = {sensitivity_label(p, v)} ({g})"
+                      for p, v, g in zip(f.holds["parameter"], f.holds["value"], f.holds["regime"]))
+    return f"**Takeaway.** The claim holds at {where}: it is a statement about a particular operating point."
+
+
+def layouts(f: at.LayoutFindings) -> str:
+    """Worked number of section 2.6: HBM fill and where the step time goes."""
+    return (f"**Worked number.** The chosen layouts fill {f.fill_min:.0%}-{f.fill_max:.0%} of usable HBM, "
+            f"activations being {f.activation_share_min:.0%}-{f.activation_share_max:.0%} of it. The largest part "
+            "of the step is " + "; ".join(f"{p}: {part} ({s:.0%})" for p, (part, s) in f.largest_part.items())
+            + f". Matrix multiplications take {f.gemm_share_min:.0%}-{f.gemm_share_max:.0%} of the step.")
+
+
+def layouts_takeaway(f: at.LayoutFindings) -> str:
+    """Takeaway of section 2.6: does memory bind, does the peak set the pace."""
+    return ("**Takeaway.** " + (
+        "Memory binds: the search fills HBM (with activations, recompute traded for speed), so capacity changes "
+        "the layout. " if f.fill_max > MEMORY_BINDS_FILL else "Memory does not bind at these cluster sizes. ")
+        + ("Most of the step is not GEMM time, so bandwidth (HBM, NVLink) matters as much as the peak."
+           if f.gemm_share_max < GEMM_SETS_PACE else "Most of the step is GEMM time, so the peak FLOP/s sets the pace."))
+
+
+def validation(f: at.ValidationFindings) -> str:
+    """Worked number of section 2.7: errors against the targets."""
+    return (f"**Worked number.** Korthikanti et al. Table 5: mean |error| **{f.korthikanti_mean:.1%}** (target "
+            f"{at.TARGET_KORTHIKANTI_MEAN_ABS_ERROR:.0%}; Calculon {at.CALCULON_KORTHIKANTI_MEAN_ABS_ERROR:.2%}), max "
+            f"{f.korthikanti_max:.1%}. All other cases: median |error| **{f.others_median:.1%}** (target "
+            f"{at.TARGET_OTHERS_MEDIAN_ABS_ERROR:.0%}) over {f.others_count} cases, {f.others_within_target:.0%} of "
+            f"them within {at.TARGET_OTHERS_MEDIAN_ABS_ERROR:.0%}.")
+
+
+def validation_takeaway(f: at.ValidationFindings) -> str:
+    """Takeaway of section 2.7: the well-predicted groups and the largest errors."""
+    w = f.worst
+    return (f"**Takeaway.** Groups with median |error| ≤ {at.GOOD_GROUP_MEDIAN_ABS_ERROR:.0%}: "
+            f"{', '.join(f.good_groups) if f.good_groups else 'none'}. The largest errors: "
+            + "; ".join(f"{c} ({g}, {e:+.0%} in {u})" for c, g, e, u in zip(w["case"], w["group"], w["error"], w["unit"]))
+            + ". Their groups' medians: " + ", ".join(f"{g} {f.group_median[g]:.0%}" for g in dict.fromkeys(w["group"]))
+            + ".")
+
+
+def panel(rows, head: at.Headline, grid_step: float, reference_days: float) -> str:
+    """What the explore panel (its result ``rows``) shows at the chapter's settings, and how it
+    approximates elsewhere."""
+    shown = {r["accelerator"]: r for r in rows}[head.challenger]
+    agrees = head.agrees(at.gpus_by_accelerator(rows))
+    return (f"At the chapter's settings the panel shows the **{shown['method']}** for {head.challenger} "
+            f"({gpu_count(shown['gpus'])} GPUs), "
+            + ("the same counts as section 2.3 for every accelerator." if agrees else
+               "**different** counts from section 2.3.")
+            + f" Settings whose exact search has not run read a cached approximation instead, marked in the table: "
+            f"batch-limited throughput curves on cluster sizes {grid_step:.2f}x apart, interpolated, or the "
+            f"throughput regime's {reference_days:g}-day per-GPU throughput scaled to the deadline.")

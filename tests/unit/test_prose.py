@@ -1,0 +1,123 @@
+"""views/prose: every number in a chapter's sentences comes from the computed value passed in,
+and the branches (reproduces / does not, above / within target ...) follow the values."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from intelligence_per_dollar.analysis import economics_findings as ef
+from intelligence_per_dollar.analysis import post_training as ap
+from intelligence_per_dollar.analysis import training as at
+from intelligence_per_dollar.views.prose import economics as pe
+from intelligence_per_dollar.views.prose import post_training as pp
+from intelligence_per_dollar.views.prose import training as pt
+
+
+def _row(regime, acc, gpus, ratio, mfu=0.1, step=4.0, batch=1e9):
+    return {"regime": regime, "accelerator": acc, "gpus": gpus, "racks": gpus // 72 if gpus else None, "mfu": mfu,
+            "step_time_s": step, "global_batch_tokens": batch, "ratio_to_baseline": ratio}
+
+
+def _headline(ratio_b=0.333, ratio_t=0.38):
+    rows = (_row("batch-limited", "GB200", 144, 1.0), _row("batch-limited", "VR200", int(144 * ratio_b), ratio_b),
+            _row("throughput", "GB200", 7200, 1.0, batch=4e9), _row("throughput", "VR200", int(7200 * ratio_t), ratio_t,
+                                                                     batch=2e9))
+    return at.Headline(rows, ("GB200", "VR200"), "GB200", "VR200", 1.5e8)
+
+
+def test_peak_gap_quotes_the_ratio_and_what_is_missing():
+    gap = at.PeakGap("GB200", "VR200", "fp4", 10e15, 35e15)
+    text = pt.peak_gap(gap, 0.25)
+    assert "rises 3.50x from GB200 to VR200" in text and "a 4x saving" in text and "a further 14%" in text
+    assert "already covered by the peak alone (0.29 of the GPUs)" in pt.peak_gap(gap, 0.5)
+
+
+def test_regime_sentence_follows_the_claim_and_its_tolerance():
+    gap = at.PeakGap("GB200", "VR200", "fp4", 10e15, 35e15)
+    assert "does **not** reproduce the claimed 0.25 (tolerance +10%)" in pt.regimes(_headline(), gap, 0.25, 0.10)
+    assert "**reproduces** the claimed 0.35" in pt.regimes(_headline(), gap, 0.35, 0.10)
+
+
+def test_claim_regime_names_the_closer_regime_and_the_batch_multiple():
+    text = pt.claim_regime(_headline(), 0.25, 0.10, "central")
+    assert "Regime (a), batch-limited, has the ratio closer to 0.25" in text
+    assert "1.52x the claimed ratio" in text and "13-27x the central batch" in text
+
+
+def test_decomposition_takeaway_ranks_by_share():
+    f = at.DecompositionFindings(total_ratio=0.38, factors={"peak FLOP/s": 0.7, "HBM bandwidth": 0.9},
+                                 shares={"peak FLOP/s": 0.3, "HBM bandwidth": 0.7}, baseline_mfu=0.17,
+                                 peak_swap_mfu=0.07, claimed_ratio=0.25)
+    acc = SimpleNamespace(hbm_bytes_per_s=8e12, scaleup_bytes_per_s_bidirectional=1.8e12, scaleout_bytes_per_s=50e9,
+                          hbm_bytes=186e9)
+    text = pt.decomposition_takeaway(f, acc, acc)
+    assert text.startswith("**Takeaway.** The largest part is **HBM bandwidth** (70%), then peak FLOP/s (30%)")
+    assert "less than half" in text and "memory capacity (186 vs 186 GB) 0%, a minor part" in text
+    assert f.claimed_fraction == pytest.approx(0.698, abs=1e-3)
+
+
+def test_sensitivity_labels_and_findings():
+    table = pd.DataFrame([
+        {"parameter": "precision", "case": "central", "value": None, "regime": "throughput", "ratio": 0.38,
+         "central": 0.38},
+        {"parameter": "precision", "case": "changed", "value": "fp8", "regime": "throughput", "ratio": 0.32,
+         "central": 0.38},
+        {"parameter": "global batch", "case": "changed", "value": 268435456, "regime": "batch-limited",
+         "ratio": 0.26, "central": 0.33}])
+    f = at.sensitivity_findings(table, 0.25, 0.10)
+    assert len(f.holds) == 1 and f.points == 2 and f.ratio_min == 0.26
+    text = pt.sensitivity(f, 0.25, 0.10)
+    assert "at **1 of 3** points" in text
+    assert text.index("global batch at 268 M") < text.index("precision at fp8")     # largest move first
+    assert "The claim holds at global batch = 268 M (batch-limited)" in pt.sensitivity_takeaway(f, 0.25)
+
+
+def test_validation_sentence_uses_the_named_targets():
+    f = at.ValidationFindings(0.031, 0.05, 0.088, 43, 0.58, ("a",), pd.DataFrame(
+        {"case": ["c"], "group": ["g"], "error": [1.5], "unit": ["u"]}), {"g": 0.09})
+    text = pt.validation(f)
+    assert "**3.1%** (target 3%; Calculon 3.65%)" in text and "over 43 cases, 58% of them within 10%" in text
+    assert "c (g, +150% in u)" in pt.validation_takeaway(f) and "g 9%" in pt.validation_takeaway(f)
+
+
+def test_inference_validation_says_above_or_within_the_target():
+    f = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6)
+    assert "13%, within the 15% target" in pp.inference_validation(f)
+    assert "~29 us of PyTorch dispatch" in pp.inference_validation(f)
+    above = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.20, 29.4e-6)
+    assert "20%, above the 15% target" in pp.inference_validation(above)
+
+
+def test_vera_sentence_quotes_the_parameter():
+    w = SimpleNamespace(sandbox_cpu_s=30.0, sandbox_cpus=4096, cpu_speed_factor=1.5)
+    text = pp.vera(w, 0.007, 0.09)
+    assert "Vera's +50%" in text and "**0.7%**" in text and "**9%**" in text
+
+
+def test_campaign_sentence_compares_both_accelerators():
+    camp = {"A": SimpleNamespace(steps=2000, days=40.0, cost_usd=0.6e6),
+            "B": SimpleNamespace(steps=2000, days=20.0, cost_usd=0.9e6)}
+    text = pp.campaign(camp, {"A": {"usd_per_gpu_hour": 2.0}, "B": {"usd_per_gpu_hour": 4.0}}, "A", "B")
+    assert "**2.0x faster**" in text and "dearer by 33%" in text and "$2.00 vs $4.00" in text
+
+
+def test_workflow_rows_are_found_by_label_not_position():
+    pol = pd.DataFrame({"policy": ["reliable rollback: retry a failed step", "one attempt, failure found at the end"],
+                        "success_probability": [0.999, 0.774], "usd_per_success": [0.003, 0.0037]})
+    w = ef.workflow(pol)
+    assert (w.success_no_retry, w.success_rollback) == (0.774, 0.999)
+    assert "one attempt succeeds 77.4%" in pe.workflow(w, 0.95, 5) and "lifts that to 99.9%" in pe.workflow(w, 0.95, 5)
+
+
+def test_break_even_takeaway_quotes_the_analysts_range():
+    assert "analysts' $7.8-9.1M" in pe.break_even_takeaway(7.8e6, 9.1e6)
+    assert "analysts' $5.0-6.0M" in pe.break_even_takeaway(5e6, 6e6)
+
+
+def test_verdict_list_shortens_claims_and_shows_conditions():
+    ledger = pd.DataFrame([{"claim": "x" * 100, "estimate": "", "verdict": "supported only if", "condition": "if y",
+                            "deciding_assumption": "d"}])
+    assert pe.verdicts(ledger) == f"- **{'x' * 90}…** — no estimate: *supported only if* if y (deciding: d)."

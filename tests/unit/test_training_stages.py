@@ -1,0 +1,161 @@
+"""The named stages of the training evaluator, each alone, against hand-computed values:
+memory (ZeRO model states, Korthikanti activations), pipeline (bubble, micro-batches in flight),
+communication (exposed overlaps, dispatch deduplication), compute (backward/forward ratios) and
+the optimizer step, plus how :func:`training.evaluate` composes them."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from intelligence_per_dollar.model import training
+from intelligence_per_dollar.model.training import communication, compute, context, memory, optimizer, pipeline
+
+#: 4 layers, d 64, 4 heads of 16, SwiGLU FFN 128, vocab 1000: per layer 4 d^2 = 16,384 attention
+#: + 3 x 64 x 128 = 24,576 FFN + 2 x 64 norm = 41,088; embeddings 2 x 1000 x 64 = 128,000;
+#: final norm 64; total 4 x 41,088 + 128,000 + 64 = 292,416.
+TINY = {"layers": 4, "d_model": 64, "heads": 4, "kv_heads": 4, "d_ff": 128, "vocab": 1000}
+#: GPT-style (no gating, dropout), d_ff = 4 h: the model of Korthikanti et al. 2022, Table 2.
+GPT = {"layers": 8, "d_model": 1024, "heads": 16, "kv_heads": 16, "d_ff": 4096, "vocab": 51200, "gated_ffn": False}
+
+
+def _ctx(model, stack=training.MODERN, seq_len=128, batch_seqs=8, precision="bf16", accelerator="H100-SXM"):
+    return training.make_context(model, accelerator, precision, seq_len, seq_len * batch_seqs, stack, "central",
+                                 False)
+
+
+def _layout(ctx, **par):
+    c = {"tp": 1, "pp": 1, "dp": 1, "cp": 1, "ep": 1, "microbatch": 1, "interleave": 1, "recompute": 0, "zero": 1}
+    c.update(par)
+    return context.layout(ctx, {k: np.asarray([v]) for k, v in c.items()})
+
+
+def test_tiny_model_parameters_and_zero_states_by_hand():
+    ctx = _ctx(TINY)
+    lay = _layout(ctx, tp=2, pp=2, dp=2, zero=1)
+    p = memory.params_per_gpu(ctx, lay)
+    # (292,416 - 128,000) / (tp 2 x pp 2) + 128,000 / tp 2 x 1/2 (first or last stage's half)
+    assert p.dense[0] == pytest.approx(164416 / 4 + 32000)
+    assert p.expert[0] == 0 and p.dp_dense[0] == 2
+    st = memory.model_state_bytes(ctx, lay, p)
+    assert st.weights[0] == pytest.approx(73104 * 2)            # bf16 weights, replicated
+    assert st.gradients[0] == pytest.approx(73104 * 4)          # fp32 main gradients, replicated
+    assert st.optimizer[0] == pytest.approx(73104 / 2 * 12)     # ZeRO-1: Adam states sharded over dp 2
+    z3 = memory.model_state_bytes(ctx, _layout(ctx, tp=2, dp=4, zero=3), memory.params_per_gpu(ctx, _layout(
+        ctx, tp=2, dp=4, zero=3)))
+    per_gpu = (292416 - 128000) / 2 + 128000 / 2
+    # ZeRO-3: everything sharded over dp 4, plus a gathered bf16 working copy of one of 4 layers (x2)
+    assert z3.weights[0] == pytest.approx(per_gpu / 4 * 2 + per_gpu / 4 * 2 * 2)
+    assert z3.gradients[0] == pytest.approx(per_gpu / 4 * 4)
+
+
+@pytest.mark.parametrize("tp,sp,expected", [
+    (1, False, lambda h, a, s, t: 34 * h + 5 * a * s),                              # no parallelism
+    (4, False, lambda h, a, s, t: 10 * h + 24 * h / t + 5 * a * s / t),            # tensor parallel
+    (4, True, lambda h, a, s, t: (34 * h + 5 * a * s) / t),                         # tensor + sequence parallel
+])
+def test_activations_per_token_are_korthikanti_table2(tp, sp, expected):
+    """Korthikanti et al. 2022 (arXiv 2205.05198), Table 2: activation bytes per layer per token."""
+    stack = replace(training.MEGATRON_2021, sequence_parallel=sp)
+    ctx = _ctx(GPT, stack=stack, seq_len=2048)
+    dense, _ = memory.activations_per_token(ctx, _layout(ctx, tp=tp))
+    assert dense.per_gpu[0] == pytest.approx(expected(1024, 16, 2048, tp))
+    assert dense.core == 5 * 16 * 2048
+
+
+def test_recompute_modes_order_activation_memory():
+    ctx = _ctx(GPT, stack=training.MEGATRON_2021, seq_len=2048, batch_seqs=64)
+    lays = [_layout(ctx, tp=2, pp=4, dp=1, microbatch=1, recompute=rc) for rc in (0, 1, 2)]
+    mems = [memory.memory_per_gpu(ctx, lay, memory.model_state_bytes(ctx, lay, memory.params_per_gpu(ctx, lay)),
+                                  *memory.activations_per_token(ctx, lay)) for lay in lays]
+    none, sel, full = (m.activations[0] for m in mems)
+    assert full < sel < none
+    assert [float(m.recompute_fraction[0]) for m in mems] == [0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("pp,m", [(2, 8), (4, 16), (8, 8), (16, 64)])
+def test_1f1b_bubble_fraction(pp, m):
+    """Narayanan et al. 2021, section 2.2.1: bubble fraction (pp - 1) / (m + pp - 1) for 1F1B."""
+    slots = pipeline.bubble_slots("1f1b", pp, 1)
+    assert slots / (m + slots) == pytest.approx((pp - 1) / (m + pp - 1))
+    assert pipeline.bubble_slots("1f1b", pp, 4) == pytest.approx((pp - 1) / 4)   # interleaving divides it by v
+    assert pipeline.bubble_slots("dualpipe", pp, 1) == pytest.approx(max(pp / 2 - 1, 0))
+
+
+def test_microbatches_in_flight():
+    assert pipeline.microbatches_in_flight(4, 8, 1) == 4
+    assert pipeline.microbatches_in_flight(4, 2, 1) == 2
+    assert pipeline.microbatches_in_flight(4, 8, 2) == pytest.approx(4 * (1 + 3 / 8))
+
+
+def test_evaluate_composes_the_stages():
+    ctx = _ctx(TINY, seq_len=512, batch_seqs=64)
+    c = training.candidates(ctx, 8)
+    r = training.evaluate(ctx, c)
+    assert np.allclose(r["step_time_s"], r["pipeline_s"] + r["dp_exposed_s"] + r["optimizer_s"], rtol=1e-12)
+    one_f1b = (c["interleave"] == 1) & (c["pp"] > 1)
+    pp, m = c["pp"][one_f1b], r["microbatches"][one_f1b]
+    assert one_f1b.sum() > 10
+    assert np.allclose(r["bubble_s"][one_f1b] / r["pipeline_s"][one_f1b], (pp - 1) / (m + pp - 1), rtol=1e-12)
+
+
+def test_dispatch_dedup_scale():
+    assert communication._remote_copy_scale(8, np.asarray(8.0), np.asarray(8.0)) == 1.0     # one domain
+    assert communication._remote_copy_scale(1, np.asarray(16.0), np.asarray(4.0)) == pytest.approx(1.0)
+    # top-2 over 2 domains: distinct remote domains 1 - 1/4 = 0.75 against 2 x 1/2 = 1 copy
+    assert communication._remote_copy_scale(2, np.asarray(16.0), np.asarray(8.0)) == pytest.approx(0.75)
+
+
+def test_exposed_collectives():
+    ctx = _ctx(TINY)
+    lay = _layout(ctx, tp=1)
+    assert communication.tp_exposed_s(ctx, lay, 1.0, 0.5) == (0.0, 0.0)       # no TP, nothing to expose
+    lay2 = _layout(ctx, tp=2)
+    f, b = communication.tp_exposed_s(ctx, lay2, 1.0, 0.5)
+    assert (f[0], b[0]) == (2.0, 3.0)           # 2 all-reduces, + the re-done all-gather (sequence parallel)
+    tpo = _ctx(TINY, stack=replace(training.MODERN, tp_overlap=True))
+    f, b = communication.tp_exposed_s(tpo, lay2, 1.0, 0.5)
+    assert (f[0], b[0]) == (1.5, 1.5)           # hidden behind the GEMMs up to their length
+    assert communication.ep_exposed_s(ctx, 1.0, 2.0, 3.0) == (1.0, 1.0)
+    epo = _ctx(TINY, stack=replace(training.MODERN, ep_overlap=True))
+    assert communication.ep_exposed_s(epo, 1.0, 0.2, 0.4) == pytest.approx((1.4 / 3, 2.8 / 3))
+    assert communication.ep_exposed_s(epo, 1.0, 2.0, 3.0) == (0.0, 0.0)
+
+
+def test_attention_core_backward_over_forward():
+    flash = _ctx(GPT, seq_len=2048)
+    f, b = compute.attention_core_s(flash, _layout(flash, tp=2))
+    assert b[0] / f[0] == pytest.approx(compute.ATTENTION_BWD_OVER_FWD)
+    unfused = _ctx(GPT, stack=training.MEGATRON_2021, seq_len=2048)
+    f, b = compute.attention_core_s(unfused, _layout(unfused, tp=2))
+    assert b[0] == pytest.approx(2 * f[0])
+
+
+def test_casts_cost_hbm_time_only_in_low_precision():
+    bf16 = _ctx(GPT, seq_len=2048, accelerator="GB200")
+    fp8 = _ctx(GPT, seq_len=2048, accelerator="GB200", precision="fp8")
+    lay = _layout(bf16, tp=2)
+    assert compute._quantize_s(bf16, lay, False) == (0.0, 0.0)
+    qf, qb = compute._quantize_s(fp8, lay, False)
+    per_f, per_b = compute.quantize_bytes_per_token(fp8.s, False, 1.0)
+    assert qf[0] == pytest.approx(2048 * per_f / 2 / fp8.hbm_effective_bytes_per_s)
+    assert per_f == pytest.approx(4.0 * (1024 + 1024 + 1024 + 4096))   # (2 + 2 x 1 byte) x GEMM inputs
+
+
+def test_optimizer_step_reads_the_local_shard():
+    ctx = _ctx(TINY)
+    lay = _layout(ctx, tp=2, pp=2, dp=2, zero=1)
+    p = memory.params_per_gpu(ctx, lay)
+    assert optimizer.updated_params(lay, p)[0] == pytest.approx(73104 / 2)
+    assert optimizer.step_s(ctx, lay, p)[0] == pytest.approx(73104 / 2 * 30.0 / ctx.hbm_effective_bytes_per_s)
+
+
+def test_deadline_defaults_are_the_training_workload():
+    from intelligence_per_dollar.model.training import sizing
+    from intelligence_per_dollar.sources import workloads
+
+    w = workloads.training()
+    assert sizing.workload_target(None, None, None) == (w.tokens, w.days, w.seq_len)
+    assert sizing.workload_target(1.0, 2.0, 3) == (1.0, 2.0, 3)
+    with pytest.raises(ValueError, match="unknown keyword"):
+        training.deadline_if_cached(TINY, "GB200", "fp4", dayz=30)
