@@ -68,13 +68,12 @@ def _best_ms(fn, repeat=5):
     return min(times) * 1e3
 
 
+from intelligence_per_dollar.analysis import training as at  # noqa: E402
 from intelligence_per_dollar.model import training  # noqa: E402
 from intelligence_per_dollar.views import widgets_economics as we  # noqa: E402
 from intelligence_per_dollar.views import widgets_training as wt  # noqa: E402
 
-wt.curves(1e12, "fp4", accelerators=("GB200", "VR200"))  # the precomputed curves the panel reads
-print(f"{'training compute (curves)':28s} best {_best_ms(lambda: wt.compute(1e12, 'fp4', 'VR200', 30, accelerators=('GB200', 'VR200'))):7.2f} ms  (target < 20 ms)")
-training.deadline(wt._model(1e12), "VR200", "fp4", days=30.0, regime="throughput")  # memoise the exact search
-print(f"{'training compute (scaled)':28s} best {_best_ms(lambda: wt.compute(1e12, 'fp4', 'VR200', 60, regime='throughput', accelerators=('VR200',))):7.2f} ms  (target < 20 ms)")
+training.deadline(at.panel_model(wt.TOTAL_PARAMS, 1e12), "VR200", "fp4", days=30.0, regime="throughput")  # memoise
+print(f"{'training compute (memoised)':28s} best {_best_ms(lambda: wt.compute(1e12, 'fp4', 'VR200', 30, regime='throughput', accelerators=('VR200',))):7.2f} ms  (target < 20 ms)")
 inp = we.inputs()
 print(f"{'economics compute':28s} best {_best_ms(lambda: we.compute(7.8, 0.95, 5, 0.85, inp=inp)):7.2f} ms  (target < 20 ms)")

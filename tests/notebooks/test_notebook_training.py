@@ -108,39 +108,40 @@ def test_bad_parameter_stops(tmp_path, params, needle):
     assert "ValueError" in ex.value.message and needle in ex.value.message
 
 
-def test_widget_compute_paths():
-    res = wt.compute(1e12, "fp4", "VR200", 30, accelerators=("GB200", "VR200"))
-    assert [r["accelerator"] for r in res["rows"]] == ["GB200", "VR200"]
-    assert all(r["method"].startswith("curve") for r in res["rows"])
-    g = {r["accelerator"]: r["gpus"] for r in res["rows"]}
-    assert g["VR200"] < g["GB200"] and g["VR200"] % 72 == 0
+def test_widget_reads_the_cached_grid_and_checks_its_inputs(tmp_path, monkeypatch):
+    """With the panel's grid in the sweep cache, a setting this process never searched is read
+    from it (exact numbers, no search); bad controls raise."""
+    from intelligence_per_dollar.analysis import sweeps
+
+    monkeypatch.setenv("IPD_SWEEP_CACHE", str(tmp_path))
+    spec = wt.grid_spec(accelerators=("GB200", "VR200"))
+    table = sweeps.draw(spec).assign(gpus=lambda t: [7200 if a == "GB200" else 1440 for a in t["accelerator"]],
+                                     racks=lambda t: t["gpus"] // 72)
+    sweeps.store(spec, table)
+    wt._grid_table.cache_clear()
+    res = wt.compute(wt.ACTIVE_CENTRAL, "fp8", "VR200", 70, regime="throughput", accelerators=("GB200", "VR200"))
+    assert [(r["accelerator"], r["gpus"], r["method"]) for r in res["rows"]] == [
+        ("GB200", 7200, "exact search (cached grid)"), ("VR200", 1440, "exact search (cached grid)")]
+    assert res["rows"][1]["ratio_to_GB200"] == pytest.approx(0.2)
+    wt._grid_table.cache_clear()
     with pytest.raises(ValueError, match="accelerator"):
         wt.compute(1e12, "fp4", "TPU", 30)
     with pytest.raises(ValueError, match="regime"):
         wt.compute(1e12, "fp4", "VR200", 30, regime="vendor")
+    with pytest.raises(ValueError, match="days"):
+        wt.compute(1e12, "fp4", "VR200", True)
 
 
 def test_widget_shows_the_exact_search_where_it_has_run():
     """The panel's answer is the chapter's exact search wherever that search is memoised."""
-    d = training.deadline(wt._model(1e12), "VR200", "fp4", days=30.0, regime="throughput")
-    assert training.deadline_if_cached(wt._model(1e12), "VR200", "fp4", days=30, regime="throughput") is d
+    model = at.panel_model(wt.TOTAL_PARAMS, 1e12)
+    d = training.deadline(model, "VR200", "fp4", days=30.0, regime="throughput")
+    assert training.deadline_if_cached(model, "VR200", "fp4", days=30, regime="throughput") is d
     res = wt.compute(1e12, "fp4", "VR200", 30, regime="throughput", accelerators=("VR200",))
     assert res["rows"][0]["gpus"] == d.gpus and res["rows"][0]["method"] == "exact search"
-    # another deadline: the per-GPU throughput of that search, scaled
-    res = wt.compute(1e12, "fp4", "VR200", 60, regime="throughput", accelerators=("VR200",))
-    assert res["rows"][0]["method"].startswith("scaled")
-    assert res["rows"][0]["gpus"] == pytest.approx(d.gpus / 2, rel=0.01)
-    assert wt.panel is wt.training_panel
+    assert wt.panel is wt.training_panel and 30 in wt.DAYS_GRID
     with pytest.raises(ValueError, match="regime"):
-        training.deadline(wt._model(1e12), "VR200", "fp4", regime="vendor")
-
-
-def test_curve_interpolation():
-    curve = {"racks": [16, 20, 24], "tokens_per_s": [100.0, 200.0, float("nan")]}
-    assert wt._interp_racks(curve, 50) == 16
-    assert wt._interp_racks(curve, 150) == 18
-    assert wt._interp_racks(curve, 201) is None
-    assert wt.GRID_STEP == pytest.approx(1.25)
+        training.deadline(model, "VR200", "fp4", regime="vendor")
 
 
 def test_chapter_default_active_params_is_the_ledgers_central_assumption():

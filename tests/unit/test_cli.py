@@ -110,6 +110,30 @@ def test_missing_scenario_file_exits_2(tmp_path, capsys, no_execution):
     assert rc == 2 and "cannot read the file" in err
 
 
+@pytest.mark.parametrize("flag,where,reason", [
+    ("--out", "afile", "an existing file is there (it is not replaced)"),
+    ("--out", "afile/html", "afile is a file, not a folder"),
+    ("--executed", "afile/executed", "afile is a file, not a folder"),
+    ("--out", "/proc/ipd-no-such/html", "cannot write in /proc/ipd-no-such"),
+])
+def test_bad_out_exits_2_with_one_line_before_any_chapter(tmp_path, capsys, no_execution, flag, where, reason):
+    (tmp_path / "afile").write_text("keep me")
+    path = where if where.startswith("/") else str(tmp_path / where)
+    argv = ["report", "--no-progress", "--out", str(tmp_path / "html")] if flag == "--executed" else ["report",
+                                                                                                   "--no-progress"]
+    rc, _, err = run_main(argv + [flag, path], capsys)
+    assert rc == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: {flag} {path}: ") and reason in err
+    assert (tmp_path / "afile").read_text() == "keep me" and not list(tmp_path.glob("afile.old-*"))
+
+
+def test_validate_refuses_an_alias_bomb_in_one_short_line(tmp_path, capsys, no_execution):
+    from test_scenario import BILLION_LAUGHS
+
+    rc, _, err = run_main(["validate", str(write(tmp_path, BILLION_LAUGHS))], capsys)
+    assert rc == 2 and "YAML alias *a is not allowed" in err and len(err) < 400
+
+
 def test_hostile_yaml_exits_2_and_nothing_happens(tmp_path, capsys, no_execution):
     marker = tmp_path / "pwned"
     f = write(tmp_path, f"01_hardware:\n  precision: !!python/object/apply:os.system ['touch {marker}']\n"
@@ -205,7 +229,13 @@ def test_claims_columns(fake_ledger, capsys, no_execution):
     assert out.splitlines()[0] == "id,claim,verdict,detail" and "x" * 200 in out
 
 
-def test_claims_prints_the_real_ledger(capsys, no_execution):
+def test_claims_prints_the_real_ledger(capsys, no_execution, monkeypatch):
+    from intelligence_per_dollar.analysis import sweeps
+    from intelligence_per_dollar.analysis.sweeps import gpu_ratio
+
+    # the joint sweep takes minutes cold (tests/unit/test_sweeps.py runs it small); here a drawn table stands in
+    monkeypatch.setattr(gpu_ratio, "table", lambda s=None, **kw: sweeps.draw(s).assign(
+        ratio_model=0.33, ratio=lambda t: 0.33 * t["model_error"]))
     rc, out, err = run_main(["claims", "--scenario", str(ROOT / "data/scenarios/skeptic.yml")], capsys)
     assert rc == 0, err
     header = out.splitlines()[0].split()

@@ -355,3 +355,38 @@ def test_no_nan_for_any_valid_input(price, power, wacc, life, util, p, k, tasks,
 def test_more_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("policy,detect", [("none", False), ("none", True), ("task", True), ("step", False)])
+def test_task_cost_closed_form_matches_the_step_by_step_sum(policy, detect):
+    """The sums over steps are closed forms (a billion steps costs what five do); they match the
+    step-by-step sum of the docstring, including p next to 1 where the series branch takes over."""
+    p = np.array([0.0, 0.3, 0.9, 0.999, 1 - 1e-9, 1.0])
+    task = dict(TASK, tool_result_tokens_per_step=50.0, context_retention_fraction=0.7, retry_policy=policy,
+                max_retries=2, detect_failures=detect, tool_usd_per_step=0.001)
+    for k in (1, 7, 300):
+        got = e.agentic_task_cost(p, k, **task)
+        s = 1 - (1 - p) ** 3 if policy == "step" else p
+        x = s if policy == "step" or detect else np.ones_like(p)
+        scale = np.where(p > 0, s / np.where(p > 0, p, 1), 3.0) if policy == "step" else 1.0
+        w = np.reshape(scale, (-1, 1)) * x[:, None] ** np.arange(k)
+        tokens = 1000.0 + 0.7 * np.arange(k) * 150.0
+        in_tok = (w * tokens).sum(axis=1)
+        attempts = 1.0
+        if policy == "task":
+            q = p ** k
+            attempts = np.where(q > 0, (1 - (1 - q) ** 3) / np.where(q > 0, q, 1), 3.0)
+        assert got.input_tokens_per_task == pytest.approx(in_tok * attempts, rel=1e-12)
+        assert got.output_tokens_per_task == pytest.approx(100.0 * w.sum(axis=1) * attempts, rel=1e-12)
+
+
+def test_a_billion_steps_answers_and_more_is_refused():
+    big = e.agentic_task_cost(1.0, 10**9, **TASK)
+    k = 10**9        # each step reads the prefix and every earlier step's 100 output tokens
+    assert big.input_tokens_per_task == pytest.approx(1000.0 * k + 100.0 * k * (k - 1) / 2, rel=1e-12)
+    assert float(e.cost_per_successful_task(0.999999, 10**9, **TASK)) == np.inf     # success underflows to 0
+    with pytest.raises(ValueError, match=r"steps=1000000000000.0 is not allowed; allowed: a finite integer >= 1 "
+                                         r"and <= 1,000,000,000"):
+        e.cost_per_successful_task(0.9, 10**12, **TASK)
+    with pytest.raises(ValueError, match="detect_failures='yes' is not allowed; allowed: True or False"):
+        e.agentic_task_cost(0.9, 5, **TASK, detect_failures="yes")

@@ -105,16 +105,23 @@ def test_out_of_sample_nim_latency():
 
 @pytest.mark.parametrize("kwargs,needle", [
     ({"precision": "fp2"}, "precision='fp2' is not allowed"),
-    ({"gpus": 0}, "gpus=0 must be an integer >= 1"),
+    ({"gpus": 0}, "gpus=0 is out of range; allowed: an integer >= 1 and <= 1,000,000,000"),
+    ({"gpus": True}, "gpus=True is not allowed; allowed: an integer"),
+    ({"gpus": 8.0}, "gpus=8.0 is not allowed; allowed: an integer"),
+    ({"accelerator": "Rubin-Ultra"}, "accelerator='Rubin-Ultra' cannot be served by this model"),
+    ({"input_tokens": 10**8}, "the KV cache does not fit: the weights fit"),
+    ({"comm_overlap": 1}, "comm_overlap=1 is not allowed; allowed: True or False"),
     ({"accelerator": "H300"}, "not in the catalogue"),
     ({"concurrency": 100000}, "the KV cache does not fit"),
     ({"gpus": 1, "precision": "bf16", "accelerator": "H100"}, "the weights do not fit"),
     ({"parallelism": {"tp": 3}}, "does not divide the model's heads"),
     ({"parallelism": {"pp": 2}}, "unknown key(s) 'pp'"),
     ({"parallelism": {"tp": 16}}, "exceeds the NVLink domain"),
-    ({"input_tokens": 0}, "input_tokens=0 must be an integer >= 1"),
+    ({"input_tokens": 0}, "input_tokens=0 is out of range; allowed: an integer >= 1"),
+    ({"output_tokens": True}, "output_tokens=True is not allowed"),
     ({"mode": "batch"}, "mode='batch' is not allowed"),
-    ({"concurrency": -3}, "concurrency=-3 must be a number >= 1"),
+    ({"concurrency": -3}, "concurrency=-3 is out of range; allowed: >= 1"),
+    ({"concurrency": float("nan")}, "concurrency=nan is not allowed; allowed: a finite number >= 1"),
 ])
 def test_bad_inputs_raise_naming_the_constraint(kwargs, needle):
     args = dict(model=LLAMA70, accelerator="H200", gpus=8, precision="fp8", input_tokens=1000, output_tokens=1000,
@@ -251,3 +258,13 @@ def test_moe_decode_pays_kernel_floor_and_grouped_gemm_costs():
     assert grouped > dense / inf._assumed("grouped_gemm_hbm_efficiency", "central") * 0.99
     with pytest.raises(ValueError, match="implementation='numpy' is not allowed"):
         inf.estimate(QWEN30, "H200", 1, "bf16", 1024, 1, 1, implementation="numpy")
+
+
+def test_huge_and_numpy_gpu_counts():
+    """A billion GPUs is searched by factorising the count (not scanning 10^9 divisors); NumPy
+    integers count as integers."""
+    huge = inf.estimate(LLAMA70, "H200", 10**9)
+    assert huge.gpus == 10**9 and huge.output_tokens_per_s_per_gpu > 0
+    assert inf.estimate(LLAMA70, "H200", np.int64(8)) == inf.estimate(LLAMA70, "H200", 8)
+    assert kern.divisors(720) == [d for d in range(1, 721) if 720 % d == 0]
+    assert len(kern.divisors(10**9)) == 100 and kern.divisors(10**9)[-2:] == [5 * 10**8, 10**9]

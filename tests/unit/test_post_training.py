@@ -129,6 +129,14 @@ def test_nic_sweep_moves_kimi_k2_published_count():
     ({"rollout_gpus": 0}, "rollout_gpus=0 is out of range"),
     ({"rollout_efficiency": 1.5}, "rollout_efficiency=1.5 is out of range"),
     ({"rollout_precision": "int3"}, "precision='int3' is not allowed"),
+    ({"prompts": True}, "prompts=True is not allowed; allowed: an integer"),
+    ({"rollout_gpus": 144.5}, "rollout_gpus=144.5 is not allowed; allowed: an integer"),
+    ({"sandbox_cpu_s": float("nan")}, "sandbox_cpu_s=nan is not allowed"),
+    ({"prompts": 10**6, "group_size": 10**4}, "rollouts is out of range; allowed: <= 1,000,000,000"),
+    # rollouts of 2,048 prompt + ~7,600 mean output tokens trained at 256: 40x fewer tokens than made
+    ({"trainer_seq_len": 256}, "trainer_seq_len=256 is shorter than a mean rollout"),
+    ({"trainer_seq_len": True}, "trainer_seq_len=True is not allowed"),
+    ({"accelerator": "Rubin-Ultra"}, "accelerator='Rubin-Ultra' cannot be served by this model"),
 ])
 def test_bad_inputs(kwargs, needle):
     args = dict(model=NU, accelerator="GB200", rollout_gpus=144, trainer_gpus=144, **inputs("GB200"))
@@ -146,6 +154,27 @@ def test_weight_sync_bad_inputs():
         pt.weight_sync_time_s(1e9, senders=1, receivers=6, receiver_shard_gpus=4, link_bytes_per_s=1e9)
     with pytest.raises(ValueError, match="efficiency=0 is out of range"):
         pt.weight_sync_time_s(1e9, senders=1, receivers=1, receiver_shard_gpus=1, link_bytes_per_s=1e9, efficiency=0)
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"convert_bytes_per_s": -1}, "convert_bytes_per_s=-1 is out of range; allowed: > 0"),      # was -5.9e9 s
+    ({"convert_bytes_per_s": float("nan")}, "convert_bytes_per_s=nan is not allowed"),           # was nan s
+    ({"host_link_bytes_per_s": float("inf")}, "host_link_bytes_per_s=inf is not allowed"),
+    ({"senders": True}, "senders=True is not allowed; allowed: an integer"),
+    ({"latency_s": -1e-6}, "latency_s=-1e-06 is out of range; allowed: >= 0"),
+])
+def test_weight_sync_never_returns_negative_or_nan_time(kwargs, needle):
+    args = dict(senders=8, receivers=8, receiver_shard_gpus=8, link_bytes_per_s=5e10) | kwargs
+    with pytest.raises(ValueError) as ex:
+        pt.weight_sync_time_s(1e12, **args)
+    assert needle in str(ex.value)
+
+
+def test_trainer_seq_len_holding_a_mean_rollout_is_used():
+    kw = inputs("H200", prompts=64, group_size=8, output_tokens_mean=4000.0)
+    base = pt.rl_step(SMALL, "H200", 8, 8, **kw)
+    longer = pt.rl_step(SMALL, "H200", 8, 8, **kw, trainer_seq_len=2 * 8192)
+    assert longer.details["t_policy_s"] > base.details["t_policy_s"]
 
 
 def test_assumptions_have_provenance():

@@ -216,10 +216,23 @@ def test_wrong_types_and_ranges_on_numbers_and_yaml_exponents(fake_root, tmp_pat
     assert "integer" in keys["99_fake.n"].message
     assert "out of range" in keys["99_fake.share"].message
     assert "> 0" in keys["99_fake.tokens"].message
-    # PyYAML reads 1e14 (no dot, no exponent sign) as a string: numeric parameters accept it
-    s = sc.load(write(tmp_path, "99_fake:\n  tokens: 1e14\n  n: 1e0\n  share: '0.25'\n", "ok.yml"))
+    # numbers written as numbers are numbers, 1e14 too (YAML 1.1 would read it as a string)
+    s = sc.load(write(tmp_path, "99_fake:\n  tokens: 1e14\n  n: 1e0\n  share: 0.25\n", "ok.yml"))
     assert s.parameters("99_fake") == {"tokens": 1e14, "n": 1, "share": 0.25}
     assert isinstance(s.parameters("99_fake")["n"], int)
+
+
+@pytest.mark.parametrize("value", ["'0.25'", '"1e14"', '"2026"', "'3'"])
+def test_quoted_numbers_stay_strings(fake_root, tmp_path, value):
+    """A string is never silently turned into a number: a quoted value for a numeric parameter
+    is a problem naming the key and the string."""
+    key = "share" if value == "'0.25'" else "tokens" if "e" in value else "n"
+    with pytest.raises(sc.ScenarioError) as ex:
+        sc.load(write(tmp_path, f"99_fake:\n  {key}: {value}\n"))
+    (p,) = ex.value.problems
+    assert p.key == f"99_fake.{key}" and isinstance(p.value, str) and "valid" in p.message
+    with pytest.raises(sc.ScenarioError):
+        sc.validate({"99_fake": {key: value.strip("'\"")}})
 
 
 def test_duplicate_keys_are_reported(tmp_path):
@@ -266,6 +279,39 @@ def test_code_in_strings_is_plain_data_in_validation(tmp_path):
         sc.load(f)
     assert ex.value.problems[0].value == HOSTILE[0].format(marker=marker)
     assert not marker.exists()
+
+
+# --------------------------------------------------------------------------- hostile files: bounded work
+
+BILLION_LAUGHS = ("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+                  + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+                  + "01_hardware:\n  accelerators: *i\n")
+
+
+@pytest.mark.parametrize("text,needle,line", [
+    (BILLION_LAUGHS, "YAML alias *a is not allowed", 2),                      # 9^9 values if expanded
+    ("base: &b {precision: fp8}\n01_hardware:\n  <<: *b\n", "YAML alias *b is not allowed", 3),
+    ("01_hardware:\n  accelerators: [" + ", ".join(["H100-SXM"] * 6000) + "]\n", "more than 5,000 values", 2),
+    ("01_hardware:\n  accelerators: " + "[" * 40 + "]" * 40 + "\n", "nested deeper than 32 levels", 2),
+    ("description: " + "x" * (256 * 1024) + "\n", "larger than 256 KiB", None),
+])
+def test_hostile_yaml_is_refused_before_any_expansion(tmp_path, text, needle, line):
+    with pytest.raises(sc.ScenarioError) as ex:
+        sc.load(write(tmp_path, text))
+    (p,) = ex.value.problems
+    assert needle in p.message and p.line == line
+
+
+def test_messages_are_bounded(tmp_path):
+    """A long list of unknown names is not repeated back, and at most 50 problems are printed."""
+    names = ", ".join(f"gpu{i}" for i in range(3000))
+    with pytest.raises(sc.ScenarioError) as ex:
+        sc.load(write(tmp_path, f"01_hardware:\n  accelerators: [{names}]\n  baseline: gpu1\n"))
+    assert all(len(str(p)) < 1000 for p in ex.value.problems) and len(str(ex.value)) < 3000
+    many = [sc.Problem("f.yml", ("x", i), i, "bad", "good") for i in range(120)]
+    text = str(sc.ScenarioError(many))
+    assert text.startswith("invalid scenario: 120 problems") and text.endswith("... and 70 more")
+    assert text.count("\n") == 51
 
 
 @pytest.mark.slow

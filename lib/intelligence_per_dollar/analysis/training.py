@@ -10,6 +10,7 @@ looked up by key (regime, accelerator, step name), never by position.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -18,14 +19,16 @@ import pandas as pd
 
 from intelligence_per_dollar.model import architecture, efficiency, peaks
 from intelligence_per_dollar.model import training as tr
-from intelligence_per_dollar.sources import hardware
+from intelligence_per_dollar.sources import hardware, workloads
 
 #: The two sizing regimes: (a) a fixed global batch, (b) a batch that grows with the cluster.
 REGIMES = tr.REGIMES
 BATCH_LIMITED, THROUGHPUT = tr.REGIMES
-#: The regime a vendor's sizing implies: it divides the FLOP budget by per-GPU throughput, which
-#: lets the batch grow with the cluster (regime (b), :func:`tr.gpus_for_deadline_throughput`).
-CLAIM_REGIME = THROUGHPUT
+#: The regime the claim is judged in, one definition for the chapter, the explore panel, the
+#: scenarios and the ledger: the training workload's ``claim_regime`` (data/workloads/workloads.csv).
+#: A vendor's sizing divides the FLOP budget by per-GPU throughput, which lets the batch grow
+#: with the cluster (regime (b), :func:`tr.gpus_for_deadline_throughput`).
+CLAIM_REGIME = workloads.training().claim_regime
 SECONDS_PER_DAY = 86400
 
 
@@ -446,3 +449,24 @@ def validation_findings(table: pd.DataFrame, summary: pd.DataFrame, worst: int =
         good_groups=tuple(by_group[by_group["median"] <= GOOD_GROUP_MEDIAN_ABS_ERROR].index),
         worst=table.loc[order].head(worst)[["case", "group", "error", "unit"]],
         group_median={g: float(m) for g, m in by_group["median"].items()})
+
+
+# --------------------------------------------------------------------------- explore panel
+
+
+@functools.lru_cache(maxsize=64)
+def panel_model(total_params: float, active: float):
+    """The MoE of ``total_params`` with ``active`` active parameters (cached: the panel asks often)."""
+    return architecture.from_total_active(total_params, active)
+
+
+def panel_point(active: float, precision: str, accelerator: str, days: float, regime: str,
+                batch_tokens: float) -> dict:
+    """One exact deadline search of the explore panel (a module-level function, so a sweep can
+    run the panel's grid and cache it): the training workload's MoE with ``active`` active
+    parameters on ``accelerator`` in ``regime``. Returns ``gpus`` (allocated; None where nothing
+    fits), ``racks``, ``gpus_in_use`` and ``days_needed``."""
+    w = workloads.training()
+    d = tr.deadline(panel_model(w.total_params, float(active)), accelerator, precision, tokens=w.tokens, days=float(days), seq_len=w.seq_len,
+                    global_batch_tokens=batch_tokens, regime=regime)
+    return {"gpus": d.gpus, "racks": d.racks, "gpus_in_use": d.gpus_in_use, "days_needed": d.days_needed}

@@ -14,11 +14,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Mapping
 
+from intelligence_per_dollar.app import outputs
 from intelligence_per_dollar.sources import io
 
 #: Chapters in reading order: notebook stem under nbs/.
@@ -126,8 +126,48 @@ def build_book(source_dir: Path) -> Path:
     return html
 
 
+#: File name of the whole book as one PDF, next to index.html.
+PDF_NAME = "intelligence-per-dollar.pdf"
+
+
+def prepare_book(src: Path, notebooks: list[Path], *, log: Callable[[str], None] = print) -> str | None:
+    """Ready the staged book ``src`` for Sphinx: fold code and number captions in the executed
+    ``notebooks`` (:mod:`.bookprep`), write the appendix page of long tables and the landing
+    page's findings (:mod:`.landing`). Returns the PDF's file name, or None where Chromium cannot
+    print it (the landing page then does not link it)."""
+    from intelligence_per_dollar.app import bookprep, landing, pdf
+
+    tables = [t for nb in notebooks for t in bookprep.prepare_notebook(nb)]
+    if tables:
+        (src / "appendix.md").write_text(bookprep.appendix_markdown(tables), encoding="utf-8")
+    why = pdf.available()
+    if why:
+        log(f"no PDF: {why}")
+    landing.write_index(src / "index.md", notebooks[0].parent if notebooks else src, pdf=None if why else PDF_NAME)
+    return None if why else PDF_NAME
+
+
+def print_pdf(html: Path, chapters: tuple[str, ...], out: Path, *, log: Callable[[str], None] = print) -> Path:
+    """Print the built book (landing page, ``chapters``, appendix) to the PDF ``out`` with Chromium."""
+    from intelligence_per_dollar.app import pdf
+
+    pages = ["index.html"] + [f"nbs/{ch}.html" for ch in chapters] + \
+        (["appendix.html"] if (html / "appendix.html").exists() else [])
+    t0 = time.perf_counter()
+    try:
+        pdf.print_book(html, pages, out)
+    except Exception as ex:  # noqa: BLE001 - Playwright's errors have no common base worth naming
+        raise BookFailed(f"printing the PDF failed: {type(ex).__name__}: {ex}") from ex
+    log(f"PDF printed in {time.perf_counter() - t0:.1f} s: {out.name} ({out.stat().st_size / 1e6:.1f} MB)")
+    return out
+
+
 def _swap_in(new: Path, out: Path) -> None:
-    """Replace ``out`` with ``new``; the old folder survives until the new one is in place."""
+    """Replace ``out`` with ``new``; the old folder survives until the new one is in place (as
+    ``<out>.old-<pid>``, which :func:`outputs.sweep` removes if the process is killed there). A
+    file at ``out`` is refused, never moved aside."""
+    if out.exists() and not out.is_dir():
+        raise outputs.OutputError("out", out, "an existing file is there (it is not replaced)")
     out.parent.mkdir(parents=True, exist_ok=True)
     old = None
     if out.exists():
@@ -153,15 +193,24 @@ def build_report(out: Path | str = "build/html", *, chapters: tuple[str, ...] = 
     ``parameters`` maps chapter -> papermill parameters. Prints one line per chapter with its
     time. On any failure the previous ``out`` is left untouched and the staging folder removed.
     ``on_step(name, "start" | "done")`` is called around each chapter and the book step
-    (``name == "(book)"``), e.g. to drive a progress bar.
+    (``name == "(book)"``), e.g. to drive a progress bar. Before any chapter runs, the leftovers
+    of killed builds next to ``out`` and ``executed_out`` are swept and both paths are checked
+    (:mod:`.outputs`: :class:`~.outputs.OutputError` for a file there or a parent that cannot be
+    written).
     """
     step = on_step or (lambda name, state: None)
     root = io.repo_root()
     out = Path(out) if Path(out).is_absolute() else root / out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out.parent))
+    ex = None if executed_out is None else Path(executed_out) if Path(executed_out).is_absolute() \
+        else root / executed_out
+    for target in (out, ex):
+        if target is not None:
+            outputs.sweep(target.parent, old_of=target.name)
+    staging = outputs.prepare("out", out)
+    ex_staging = None
     timings: list[ChapterTiming] = []
     try:
+        ex_staging = outputs.prepare("executed_out", ex) if ex is not None else None
         src = staging / "book"
         shutil.copytree(root / "book", src, ignore=shutil.ignore_patterns("_build"))
         nb_dir = src / "nbs"
@@ -178,20 +227,24 @@ def build_report(out: Path | str = "build/html", *, chapters: tuple[str, ...] = 
         t0 = time.perf_counter()
         log("building HTML with Jupyter Book ...")
         step("(book)", "start")
+        pdf_name = prepare_book(src, [nb_dir / f"{ch}.ipynb" for ch in chapters], log=log)
         html = build_book(src)
         # after the build: Jupyter Book adds every .js under the source's _static to each page
         _copy_mathjax(html / "_static")
+        if pdf_name:
+            print_pdf(html, chapters, html / pdf_name, log=log)
         timings.append(ChapterTiming("(book)", time.perf_counter() - t0))
         step("(book)", "done")
         log(f"book built in {timings[-1].seconds:.1f} s; total {time.perf_counter() - t_all:.1f} s")
-        if executed_out is not None:
-            ex = Path(executed_out) if Path(executed_out).is_absolute() else root / executed_out
-            tmp_ex = staging / "executed"
+        if ex is not None:
+            tmp_ex = ex_staging / "executed"
             shutil.copytree(nb_dir, tmp_ex)
             _swap_in(tmp_ex, ex)
         _swap_in(html, out)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        for folder in (staging, ex_staging):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
     return timings
 
 
@@ -207,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     except BookFailed as ex:
         print(f"error: {ex}", file=sys.stderr)
         return 1
+    except outputs.OutputError as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return 2
     print(f"report: {Path(out) / 'index.html'}")
     return 0
 

@@ -7,6 +7,7 @@ Commands (``ipd COMMAND --help`` for each)::
     ipd claims   [--scenario FILE]                 the claims ledger as a table
     ipd validate FILE [FILE ...]                   check scenario files without running anything
     ipd params   [CHAPTER ...]                     the parameters a scenario can set
+    ipd sweep    SPEC [--scheduler ADDRESS]         run a sweep spec on Dask (app/sweep_cli.py)
 
 Exit codes: 0 success; 2 bad input (invalid scenario, every problem listed; bad arguments);
 1 a chapter failed (the message names the chapter and the cell) or the book did not build;
@@ -28,8 +29,9 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from intelligence_per_dollar.analysis import claims
-from intelligence_per_dollar.app import build
+from intelligence_per_dollar.app import build, outputs
 from intelligence_per_dollar.app import scenario as sc
+from intelligence_per_dollar.app import sweep_cli
 from intelligence_per_dollar.sources import io as ipd_io
 
 EXIT_OK, EXIT_CHAPTER, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -382,6 +384,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("chapter", nargs="*", metavar="CHAPTER", help="only these chapters")
     q.add_argument("--format", choices=("text", "markdown", "csv"), default="text", help="table format")
     q.set_defaults(func=cmd_params)
+    sweep_cli.add_parser(sub)
     return p
 
 
@@ -401,6 +404,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     except _InputError as ex:
         _err(str(ex))
+        return EXIT_INPUT
+    except outputs.OutputError as ex:  # found before any chapter runs
+        flag = {"out": "--out", "executed_out": "--executed"}.get(ex.param, ex.param)
+        _err(f"{flag} {ex.path}: {ex.reason}; allowed: a folder (new, or an existing one to replace) "
+             f"in a writable folder")
         return EXIT_INPUT
     except ipd_io.DataError as ex:
         _err(f"data file problem: {ex}")

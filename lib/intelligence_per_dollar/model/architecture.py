@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 
+from intelligence_per_dollar.sources import checks
 from intelligence_per_dollar.sources.models import ModelSpec
 
 __all__ = [
@@ -195,10 +196,8 @@ def attention_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     attention skips masked tiles). Narayanan et al. 2021, Eq. 3's ``4 B s^2 h`` per layer forward
     is the full-square case (``causal=False``). ``seq_len`` may be a numpy array.
     """
-    import numpy as np
-    seq = np.asarray(seq_len, dtype=float)
-    if np.any(seq < 1):
-        raise ValueError(f"seq_len={seq_len!r} must be >= 1")
+    seq = checks.array("seq_len", seq_len, low=1.0)
+    checks.boolean("causal", causal)
     ctx = (seq + 1.0) / 2.0 if causal else seq
     hd = head_dim(s)
     d_qk = hd + rope_head_dim(s)
@@ -233,8 +232,7 @@ def kv_cache_bytes_per_token(s: ModelSpec, precision_bytes: float) -> float:
     MLA: ``(kv_lora_rank + qk_rope_head_dim) * layers`` elements: the compressed latent and the
     shared RoPE key (DeepSeek-V2, arXiv 2405.04434, section 2.1.2 and Table 1).
     """
-    if not (isinstance(precision_bytes, (int, float)) and precision_bytes > 0):
-        raise ValueError(f"precision_bytes={precision_bytes!r} must be a positive number")
+    checks.positive_number("precision_bytes", precision_bytes)
     if is_mla(s):
         elems = (s.kv_lora_rank + rope_head_dim(s)) * s.layers
     else:
@@ -279,12 +277,18 @@ def from_total_active(total_params: float, active_params: float, *, top_k: int =
     rounding); callers should report :func:`total_params` / :func:`active_params` of the result.
     """
     for name, v in (("total_params", total_params), ("active_params", active_params)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name}={v!r} must be a positive number")
+        checks.positive_number(name, v)
     if active_params > total_params:
-        raise ValueError(f"active_params={active_params:.3g} exceeds total_params={total_params:.3g}")
-    if top_k < 1 or shared_experts < 0:
-        raise ValueError(f"top_k={top_k} must be >= 1 and shared_experts={shared_experts} >= 0")
+        raise ValueError(f"active_params={active_params:.3g} exceeds total_params={total_params:.3g}; "
+                         f"allowed: active_params <= total_params")
+    checks.positive_int("top_k", top_k)
+    checks.non_negative_int("shared_experts", shared_experts)
+    checks.non_negative_int("dense_layers", dense_layers)
+    for name, v in (("expert_ratio", expert_ratio), ("d_model_per_layer", d_model_per_layer)):
+        checks.positive_number(name, v)
+    for name, v in (("head_dim_", head_dim_), ("kv_heads", kv_heads), ("vocab", vocab),
+                    ("d_model_multiple", d_model_multiple), ("experts_multiple", experts_multiple)):
+        checks.positive_int(name, v)
 
     def build(d: int, layers: int, experts: int, f: int | None = None) -> ModelSpec:
         if f is None:

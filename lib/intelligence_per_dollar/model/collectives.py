@@ -26,7 +26,11 @@ All functions take numpy arrays (broadcast together) and return arrays of second
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+
+from intelligence_per_dollar.sources import checks
 
 __all__ = ["Link", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "p2p_s",
            "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
@@ -38,16 +42,9 @@ class Link:
     __slots__ = ("bytes_per_s", "efficiency", "latency_s")
 
     def __init__(self, bytes_per_s: float, efficiency: float = 1.0, latency_s: float = 0.0):
-        for name, v, lo in (("bytes_per_s", bytes_per_s, 0.0), ("efficiency", efficiency, 0.0),
-                            ("latency_s", latency_s, -1.0)):
-            if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > lo):
-                raise ValueError(f"Link {name}={v!r} must be a finite number > {max(lo, 0)}"
-                                 + (" (or 0)" if name == "latency_s" else ""))
-        if efficiency > 1:
-            raise ValueError(f"Link efficiency={efficiency!r} must be in (0, 1]")
-        self.bytes_per_s = float(bytes_per_s)
-        self.efficiency = float(efficiency)
-        self.latency_s = float(latency_s)
+        self.bytes_per_s = checks.positive_number("Link bytes_per_s", bytes_per_s)
+        self.efficiency = checks.fraction("Link efficiency", efficiency, low_open=True)
+        self.latency_s = checks.non_negative_number("Link latency_s", latency_s)
 
     @property
     def effective_bytes_per_s(self) -> float:
@@ -57,14 +54,26 @@ class Link:
         return f"Link({self.bytes_per_s:.3g} B/s, eff {self.efficiency}, {self.latency_s:.2g} s)"
 
 
+def _finite_time(fn):
+    """Run the collective with float overflow allowed, then refuse an infinite or NaN time with a
+    ``ValueError`` (extreme inputs: a link of 1e-300 B/s, 1e308 bytes)."""
+    @functools.wraps(fn)
+    def timed(*args, **kwargs):
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            t = fn(*args, **kwargs)
+        if not np.all(np.isfinite(t)):
+            raise ValueError(f"{fn.__name__}: the time overflows to infinity for these inputs (bytes, ranks or link "
+                             f"figures at the float64 limits); allowed: inputs whose time is a finite number")
+        return t
+    return timed
+
+
 def _args(bytes_, ranks):
-    b = np.asarray(bytes_, dtype=float)
-    p = np.asarray(ranks, dtype=float)
-    if np.any(b < 0) or np.any(p < 1):
-        raise ValueError("message bytes must be >= 0 and ranks >= 1")
-    return b, p
+    """``(bytes, ranks)`` as float arrays: finite, bytes >= 0, ranks >= 1."""
+    return checks.array_at_least("bytes_", bytes_, 0.0), checks.array_at_least("ranks", ranks, 1.0)
 
 
+@_finite_time
 def reduce_scatter_s(bytes_, ranks, link: Link):
     """Ring reduce-scatter of a ``bytes_`` buffer over ``ranks`` (Thakur et al. 2005, Sec. 4.4)."""
     b, p = _args(bytes_, ranks)
@@ -72,11 +81,13 @@ def reduce_scatter_s(bytes_, ranks, link: Link):
     return np.where(p > 1, t, 0.0)
 
 
+@_finite_time
 def all_gather_s(bytes_, ranks, link: Link):
     """Ring all-gather producing a ``bytes_`` buffer on each rank (Thakur et al. 2005, Sec. 4.1)."""
     return reduce_scatter_s(bytes_, ranks, link)
 
 
+@_finite_time
 def all_reduce_s(bytes_, ranks, link: Link):
     """All-reduce: min of ring (Rabenseifner RS+AG, 2(p-1) steps) and double binary tree."""
     b, p = _args(bytes_, ranks)
@@ -86,19 +97,22 @@ def all_reduce_s(bytes_, ranks, link: Link):
     return np.where(p > 1, np.minimum(ring, tree), 0.0)
 
 
+@_finite_time
 def p2p_s(bytes_, link: Link):
     """One point-to-point transfer."""
-    b = np.asarray(bytes_, dtype=float)
+    b, _ = _args(bytes_, 1)
     return np.where(b > 0, link.latency_s + b / link.effective_bytes_per_s, 0.0)
 
 
 def _split(ranks, ranks_in_domain):
-    p, d = np.broadcast_arrays(np.asarray(ranks, float), np.asarray(ranks_in_domain, float))
+    p, d = np.broadcast_arrays(checks.array_at_least("ranks", ranks, 1.0),
+                               checks.array_at_least("ranks_in_domain", ranks_in_domain))
     p_in = np.minimum(p, np.maximum(d, 1))
     p_out = np.maximum(p / p_in, 1.0)
     return p_in, p_out
 
 
+@_finite_time
 def hierarchical_reduce_scatter_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link):
     """Reduce-scatter over ``ranks`` of which ``ranks_in_domain`` share a scale-up domain.
 
@@ -110,6 +124,7 @@ def hierarchical_reduce_scatter_s(bytes_, ranks, ranks_in_domain, inner: Link, o
     return reduce_scatter_s(b, p_in, inner) + reduce_scatter_s(b / p_in, p_out, outer)
 
 
+@_finite_time
 def hierarchical_all_reduce_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link):
     """Reduce-scatter inside the domain, all-reduce across, all-gather inside."""
     p_in, p_out = _split(ranks, ranks_in_domain)
@@ -118,6 +133,7 @@ def hierarchical_all_reduce_s(bytes_, ranks, ranks_in_domain, inner: Link, outer
     return np.where(p_out > 1, hier, all_reduce_s(b, p_in, inner))
 
 
+@_finite_time
 def hierarchical_all_to_all_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link, outer_scale=1.0):
     """All-to-all whose peers are partly inside the domain (NVLink) and partly outside (NICs).
 
@@ -126,9 +142,9 @@ def hierarchical_all_to_all_s(bytes_, ranks, ranks_in_domain, inner: Link, outer
     (<= 1) shrinks the cross-domain bytes when a dispatcher deduplicates copies bound for the
     same remote domain (DeepEP).
     """
-    p, d = np.broadcast_arrays(np.asarray(ranks, float), np.asarray(ranks_in_domain, float))
-    p_in = np.minimum(p, np.maximum(d, 1))
-    b = np.asarray(bytes_, float)
+    p_in, _ = _split(ranks, ranks_in_domain)
+    b, p = _args(bytes_, ranks)
+    outer_scale = checks.array_at_least("outer_scale", outer_scale)
     t_in = (p_in - 1) * inner.latency_s + (p_in - 1) / p * b / inner.effective_bytes_per_s
     t_out = (p - p_in) / p_in * outer.latency_s + (p - p_in) / p * b * outer_scale / outer.effective_bytes_per_s
     return np.where(p > 1, np.maximum(t_in, t_out), 0.0)

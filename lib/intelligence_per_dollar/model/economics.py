@@ -36,7 +36,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from intelligence_per_dollar.sources import hardware
+from intelligence_per_dollar.sources import checks, hardware
 from intelligence_per_dollar.sources.assumptions import Assumption
 
 #: Hours in a (Julian) year: 365.25 days x 24 h.
@@ -48,6 +48,8 @@ TOKENS_PER_MTOK = 1.0e6
 
 #: Retry policies understood by :func:`agentic_task_cost`.
 RETRY_POLICIES = ("none", "task", "step")
+#: Most steps (tool calls) in one agentic task: a billion.
+MAX_STEPS = 10**9
 #: Capital-charge methods understood by :func:`capital_charge_usd_per_year`.
 CAPITAL_METHODS = ("annuity", "straight_line")
 #: Depreciation methods understood by :func:`depreciation_schedule_usd`.
@@ -58,38 +60,17 @@ DEPRECIATION_METHODS = ("straight_line", "declining_balance")
 # argument checks: one clear ValueError naming the parameter, its value and what is allowed
 # --------------------------------------------------------------------------------------------
 
-def _arr(name: str, value, *, low: float | None = None, high: float | None = None,
-         low_open: bool = False, integer: bool = False, allow_inf: bool = False) -> np.ndarray:
-    """``value`` as a float64 array, every element finite (or +inf if ``allow_inf``) and in
-    range, else a ``ValueError`` naming the parameter, the first bad value and what is allowed."""
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"parameter {name}={value!r} must be a number or an array of numbers") from None
-    bad = np.isnan(a) | (a == -np.inf) | ((a == np.inf) & (not allow_inf))
-    if low is not None:
-        bad |= (a <= low) if low_open else (a < low)
-    if high is not None:
-        bad |= a > high
-    if integer:
-        bad |= np.isfinite(a) & (a != np.round(a))
-    if np.any(bad):
-        first = float(a[bad].flat[0])
-        parts = []
-        if low is not None:
-            parts.append(f"{'>' if low_open else '>='} {low}")
-        if high is not None:
-            parts.append(f"<= {high}")
-        allowed = (("a " if allow_inf else "a finite ") + ("integer" if integer else "number")
-                   + (" " + " and ".join(parts) if parts else ""))
-        raise ValueError(f"parameter {name}={first!r} is not allowed; expected {allowed}")
-    return a
+#: Every numeric argument: a number or array of numbers, checked element-wise (shared checks).
+_arr = checks.array
 
 
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"parameter {name}={value!r} is not allowed; allowed: {', '.join(allowed)}")
-    return value
+def _finite(what: str, result: np.ndarray) -> np.ndarray:
+    """``result``, or a ``ValueError`` where extreme inputs (a subnormal life or utilisation, a
+    price near the float64 limit) made it overflow to infinity."""
+    if not np.all(np.isfinite(result)):
+        raise ValueError(f"{what} overflows to infinity for these inputs (a life or utilisation next to 0, or "
+                         f"values near 1e308); allowed: inputs whose {what} is a finite number")
+    return result
 
 
 def _prob(name: str, value) -> np.ndarray:
@@ -113,7 +94,9 @@ def capital_recovery_factor(wacc, life_years) -> np.ndarray:
     r, n = np.broadcast_arrays(r, n)
     denom = -np.expm1(-n * np.log1p(r))          # 1 - (1+r)^-n; underflows to 0 for subnormal r
     usable = denom > 0                           # where it does, r -> 0 and the limit 1/n is exact
-    return np.where(usable, r / np.where(usable, denom, 1.0), 1.0 / n)
+    with np.errstate(over="ignore", divide="ignore"):
+        crf = np.where(usable, r / np.where(usable, denom, 1.0), 1.0 / n)
+    return _finite("the capital recovery factor", crf)
 
 
 def annuity_factor(wacc, life_years) -> np.ndarray:
@@ -132,7 +115,7 @@ def capital_charge_usd_per_year(capex_usd, wacc, life_years, method: str = "annu
     accounting view averaged over life: capex/n of depreciation plus ``wacc`` on the average
     book value, capex (n+1)/(2n) (a common approximation that slightly overstates the annuity).
     """
-    _choice("method", method, CAPITAL_METHODS)
+    checks.choice("method", method, CAPITAL_METHODS)
     capex = _arr("capex_usd", capex_usd, low=0.0)
     if method == "annuity":
         return capex * capital_recovery_factor(wacc, life_years)
@@ -151,7 +134,7 @@ def depreciation_schedule_usd(capex_usd, life_years: int, method: str = "straigh
     salvage (the textbook method; e.g. 10,000 USD over 5 years -> 4000, 2400, 1440, 1080, 1080).
     ``capex_usd`` and ``salvage_usd`` broadcast; ``life_years`` is one whole number of years.
     """
-    _choice("method", method, DEPRECIATION_METHODS)
+    checks.choice("method", method, DEPRECIATION_METHODS)
     n = int(_arr("life_years", life_years, low=1.0, integer=True))
     if np.ndim(life_years) != 0:
         raise ValueError(f"parameter life_years={life_years!r} must be a single whole number of years")
@@ -218,20 +201,22 @@ def usd_per_gpu_hour_breakdown(system_price_usd_per_gpu, all_in_power_w_per_gpu,
     _arr("useful_life_years", useful_life_years, low=0.0, low_open=True)
     _arr("facility_life_years", facility_life_years, low=0.0, low_open=True)
 
-    it_capex = price * (1.0 + net + sto)
-    kw = power_w / 1000.0
-    per_year = {
-        "it_capital": capital_charge_usd_per_year(it_capex, wacc, useful_life_years, capital_method),
-        "facility_capital": capital_charge_usd_per_year(fac * power_w, wacc, facility_life_years,
-                                                        capital_method),
-        "colocation": colo * kw * 12.0,
-        "power": kw * load * pue_ * HOURS_PER_YEAR * kwh,
-        "operations": ops * it_capex,
-    }
-    hours = HOURS_PER_YEAR * util
-    shape = np.broadcast_shapes(*(np.shape(v) for v in per_year.values()), np.shape(hours))
-    out = {k: np.broadcast_to(v / hours, shape).astype(float) for k, v in per_year.items()}
-    out["total"] = sum(out.values())
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):   # extremes: checked below
+        it_capex = price * (1.0 + net + sto)
+        kw = power_w / 1000.0
+        per_year = {
+            "it_capital": capital_charge_usd_per_year(it_capex, wacc, useful_life_years, capital_method),
+            "facility_capital": capital_charge_usd_per_year(fac * power_w, wacc, facility_life_years,
+                                                            capital_method),
+            "colocation": colo * kw * 12.0,
+            "power": kw * load * pue_ * HOURS_PER_YEAR * kwh,
+            "operations": ops * it_capex,
+        }
+        hours = HOURS_PER_YEAR * util
+        shape = np.broadcast_shapes(*(np.shape(v) for v in per_year.values()), np.shape(hours))
+        out = {k: np.broadcast_to(v / hours, shape).astype(float) for k, v in per_year.items()}
+        out["total"] = sum(out.values())
+    _finite("the cost per GPU-hour", out["total"])
     return out
 
 
@@ -330,6 +315,32 @@ class TaskCost:
     output_tokens_per_task: np.ndarray
 
 
+def _geometric_sums(x, k) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum_{j<k} x**j, sum_{j<k} j x**j)`` for ``x`` in [0, 1] and whole ``k >= 1``, in closed form
+    (no array of length ``k``: a billion steps costs what five do).
+
+    ``S0 = (1 - x**k) / (1 - x)`` and ``S1 = (S0 - 1 - (k - 1) x**k) / (1 - x)`` (differentiate the
+    geometric series). Where ``k u`` is small (``u = -ln x``) the second cancels, so there
+    ``S1 = sum_j j e^{-j u}`` is expanded to third order in ``u`` with the power sums of ``j``
+    (Faulhaber): relative error below 1e-12 on both sides of the switch.
+    """
+    x, k = np.broadcast_arrays(np.asarray(x, float), np.asarray(k, float))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d = 1.0 - x
+        u = -np.log(x)                                      # inf at x = 0, 0 at x = 1
+        xk = np.power(x, k)
+        s0 = np.where(d > 0, -np.expm1(-k * u) / np.where(d > 0, d, 1.0), k)
+        general = (s0 - 1.0 - (k - 1.0) * xk) / np.where(d > 0, d, 1.0)
+        a1 = k * (k - 1.0) / 2.0
+        a2 = (k - 1.0) * k * (2.0 * k - 1.0) / 6.0
+        a3 = a1 * a1
+        a4 = (k - 1.0) * k * (2.0 * k - 1.0) * (3.0 * k * k - 3.0 * k - 1.0) / 30.0
+        series = a2 - u * a3 / 2.0 + u * u * a4 / 6.0
+        series = a1 - u * series
+        s1 = np.where(k * u < 1e-3, series, general)
+    return s0, s1
+
+
 def agentic_task_cost(step_success_probability, steps, *, prefix_tokens, output_tokens_per_step,
                       tool_result_tokens_per_step, input_usd_per_mtok, output_usd_per_mtok,
                       context_retention_fraction=1.0, retry_policy: str = "none", max_retries=0,
@@ -355,7 +366,8 @@ def agentic_task_cost(step_success_probability, steps, *, prefix_tokens, output_
     It never falls as p falls: every term grows as p shrinks (see the tests).
     """
     p = _prob("step_success_probability", step_success_probability)
-    k = _arr("steps", steps, low=1.0, integer=True)
+    k = _arr("steps", steps, low=1.0, high=MAX_STEPS, integer=True)
+    checks.boolean("detect_failures", detect_failures)
     prefix = _arr("prefix_tokens", prefix_tokens, low=0.0)
     out_tok = _arr("output_tokens_per_step", output_tokens_per_step, low=0.0)
     tool_tok = _arr("tool_result_tokens_per_step", tool_result_tokens_per_step, low=0.0)
@@ -363,33 +375,26 @@ def agentic_task_cost(step_success_probability, steps, *, prefix_tokens, output_
     in_price = _arr("input_usd_per_mtok", input_usd_per_mtok, low=0.0)
     out_price = _arr("output_usd_per_mtok", output_usd_per_mtok, low=0.0)
     tool_usd = _arr("tool_usd_per_step", tool_usd_per_step, low=0.0)
-    _choice("retry_policy", retry_policy, RETRY_POLICIES)
+    checks.choice("retry_policy", retry_policy, RETRY_POLICIES)
     r = _arr("max_retries", max_retries, low=0.0, integer=True)
 
     shape = np.broadcast_shapes(p.shape, k.shape, prefix.shape, out_tok.shape, tool_tok.shape,
                                 keep.shape, in_price.shape, out_price.shape, tool_usd.shape, r.shape)
-    k_max = int(np.max(k)) if k.size else 1
-    j = np.arange(k_max, dtype=float)                       # j = i - 1, on a new last axis
-    active = j < k[..., None]
-    in_tok = prefix[..., None] + keep[..., None] * j * (out_tok + tool_tok)[..., None]
-    step_out = np.broadcast_to(out_tok[..., None], np.broadcast_shapes(out_tok.shape + (1,), j.shape))
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # step i = j + 1 runs with weight scale x**j (expected tries x P(reached)); sums in closed form
         if retry_policy == "step":
             tries_total = r + 1.0
             fail_all = np.power(1.0 - p, tries_total)
             s = 1.0 - fail_all                                  # P(step passes within r+1 tries)
-            tries = np.where(p > 0, s / np.where(p > 0, p, 1.0), tries_total)
-            reach = np.power(s[..., None], j)                  # P(step i is reached)
-            weight = reach * tries[..., None]
+            scale = np.where(p > 0, s / np.where(p > 0, p, 1.0), tries_total)
+            x = s                                               # P(step i is reached) = s**j
             success = np.power(s, k)
             attempts = np.ones(shape)
         else:
             q = np.power(p, k)
-            if detect_failures:
-                weight = np.power(p[..., None], j)
-            else:
-                weight = np.ones(p.shape + (1,))
+            x = p if detect_failures else np.ones_like(p)       # detected: step i runs with p**j
+            scale = np.ones_like(p)
             if retry_policy == "task":
                 A = r + 1.0
                 fail = np.power(1.0 - q, A)
@@ -398,16 +403,16 @@ def agentic_task_cost(step_success_probability, steps, *, prefix_tokens, output_
             else:
                 success = q
                 attempts = np.ones(shape)
-        w = np.where(active, weight, 0.0)
-        in_per_pass = np.sum(w * in_tok, axis=-1)
-        out_per_pass = np.sum(w * step_out, axis=-1)
-        calls_per_pass = np.sum(w, axis=-1)
+        s0, s1 = _geometric_sums(x, k)
+        in_per_pass = scale * (prefix * s0 + keep * (out_tok + tool_tok) * s1)
+        out_per_pass = scale * out_tok * s0
+        calls_per_pass = scale * s0
         in_tokens = in_per_pass * attempts
         out_tokens = out_per_pass * attempts
         usd = (in_tokens * in_price + out_tokens * out_price) / TOKENS_PER_MTOK \
             + calls_per_pass * attempts * tool_usd
         success = np.broadcast_to(success, shape)
-        usd = np.broadcast_to(usd, shape)
+        usd = _finite("the cost per task", np.broadcast_to(usd, shape))
         per_success = np.where(success > 0, usd / np.where(success > 0, success, 1.0), np.inf)
         # A task with zero cost that can succeed costs zero per success (0/q), never NaN.
         per_success = np.where((usd == 0) & (success > 0), 0.0, per_success)

@@ -29,7 +29,7 @@ import numpy as np
 
 from intelligence_per_dollar.model import peaks
 from intelligence_per_dollar.sources import ceilings as ceiling_data
-from intelligence_per_dollar.sources import hardware, io, measurements
+from intelligence_per_dollar.sources import checks, hardware, io, measurements
 
 SCENARIOS = ("low", "central", "high")
 QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8", "precision_ratio_fp4",
@@ -131,8 +131,7 @@ def _ceilings(acc_id: str, scenario: str, data_dir: str) -> Ceilings:
 
 def ceilings(accelerator: str | hardware.Accelerator, scenario: str = "central") -> Ceilings:
     """The calibrated ceilings of an accelerator (id or record) under ``scenario``."""
-    if scenario not in SCENARIOS:
-        raise ValueError(f"scenario={scenario!r} is not known; allowed: {', '.join(SCENARIOS)}")
+    checks.choice("scenario", scenario, SCENARIOS)
     acc_id = accelerator.id if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator).id
     return _ceilings(acc_id, scenario, str(io.data_dir()))
 
@@ -153,7 +152,8 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     "Matrix Multiplication Background User's Guide", section "Tile Quantization"). It matters for
     grouped expert GEMMs with few tokens per expert.
     """
-    m, n, k, groups = (np.asarray(x, dtype=float) for x in (m, n, k, groups))
+    m, n, k, groups = (checks.array_at_least(name, v) for name, v in (("m", m), ("n", n), ("k", k),
+                                                                      ("groups", groups)))
     m_pad = np.ceil(m / m_tile) * m_tile if m_tile > 1 else m
     flop = 2.0 * m_pad * n * k * groups
     bytes_ = groups * (operand_bytes * (m * k + k * n) + output_bytes * m * n)
@@ -176,7 +176,7 @@ def attention_efficiency(seq_len, ceil: Ceilings):
     ``f_attn x s / (s + s_half)``: short sequences leave tiles and SMs idle (Dao 2023,
     FlashAttention-2, Fig. 6 shows the same rise with sequence length).
     """
-    s = np.asarray(seq_len, dtype=float)
+    s = checks.array_at_least("seq_len", seq_len)
     return ceil.attention_fraction() * s / (s + ceil.attention_seq_half)
 
 

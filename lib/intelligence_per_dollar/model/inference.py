@@ -103,7 +103,6 @@ layer) live in ``data/assumptions/inference.csv``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -112,7 +111,7 @@ import pandas as pd
 
 from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
 from intelligence_per_dollar.model import serving_kernels as kern
-from intelligence_per_dollar.sources import assumptions, hardware, models
+from intelligence_per_dollar.sources import assumptions, checks, hardware, models
 
 __all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTIER_COLUMNS", "Estimate", "estimate",
            "frontier", "evaluate", "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw"]
@@ -143,45 +142,34 @@ def _assumed(name: str, scenario: str) -> float:
 
 def usd_per_mtok(output_tokens_per_s_per_gpu, usd_per_gpu_hour):
     """Cost per million output tokens: ``$/GPU-h / 3600 / (tokens/s per GPU) x 1e6``."""
-    tps = np.asarray(output_tokens_per_s_per_gpu, dtype=float)
-    price = np.asarray(usd_per_gpu_hour, dtype=float)
-    if np.any(~np.isfinite(price)) or np.any(price < 0):
-        raise ValueError(f"usd_per_gpu_hour={usd_per_gpu_hour!r} must be a finite number >= 0")
-    if np.any(~(tps > 0)):
-        raise ValueError(f"output_tokens_per_s_per_gpu={output_tokens_per_s_per_gpu!r} must be > 0")
+    price = checks.array("usd_per_gpu_hour", usd_per_gpu_hour, low=0.0)
+    tps = checks.array("output_tokens_per_s_per_gpu", output_tokens_per_s_per_gpu, low=0.0, low_open=True)
     return price / 3600.0 / tps * 1e6
 
 
 def tokens_per_s_per_mw(output_tokens_per_s_per_gpu, power_w_per_gpu):
     """Output tokens per second per megawatt of (GPU or all-in) power."""
-    p = np.asarray(power_w_per_gpu, dtype=float)
-    if np.any(~(p > 0)) or np.any(~np.isfinite(p)):
-        raise ValueError(f"power_w_per_gpu={power_w_per_gpu!r} must be a finite number > 0")
-    return np.asarray(output_tokens_per_s_per_gpu, dtype=float) / p * 1e6
+    p = checks.array("power_w_per_gpu", power_w_per_gpu, low=0.0, low_open=True)
+    return checks.array("output_tokens_per_s_per_gpu", output_tokens_per_s_per_gpu, low=0.0) / p * 1e6
 
 
 # ---------------------------------------------------------------------------------------------
 # context: validated, static per (model, accelerator, precision, lengths)
 # ---------------------------------------------------------------------------------------------
 
-def _check_int(name, value, low=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name}={value!r} must be an integer >= {low}")
-    return int(value)
+#: Most GPUs one call may serve on (a billion): keeps the divisor enumeration of :func:`candidates`
+#: (at most 1,344 divisors below it) and every array it builds small.
+MAX_GPUS = 10**9
 
 
 def _check_choices(precision, kv_precision, mode, implementation) -> str:
     """Validate the string options; returns the KV-cache precision (BF16 for BF16 weights, else FP8)."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
+    checks.choice("precision", precision, PRECISIONS)
     if kv_precision is None:
         kv_precision = "bf16" if precision == "bf16" else "fp8"
-    if kv_precision not in PRECISIONS:
-        raise ValueError(f"kv_precision={kv_precision!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
-    if mode not in MODES:
-        raise ValueError(f"mode={mode!r} is not allowed; allowed: {', '.join(MODES)}")
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(f"implementation={implementation!r} is not allowed; allowed: {', '.join(IMPLEMENTATIONS)}")
+    checks.choice("kv_precision", kv_precision, PRECISIONS)
+    checks.choice("mode", mode, MODES)
+    checks.choice("implementation", implementation, IMPLEMENTATIONS)
     return kv_precision
 
 
@@ -209,9 +197,10 @@ def _context(model, accelerator, precision, input_tokens, output_tokens, kv_prec
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation)
+    kern.check_catalogue_fields(acc)
     torch_ref = implementation == "pytorch"
-    isl = _check_int("input_tokens", input_tokens)
-    osl = _check_int("output_tokens", output_tokens)
+    isl = checks.positive_int("input_tokens", input_tokens)
+    osl = checks.positive_int("output_tokens", output_tokens)
     # 4-bit weights on GPUs without FP4 tensor cores are dequantised and multiplied in FP8
     run = precision if acc.supports(precision) else next(
         p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):] if acc.supports(p))
@@ -353,19 +342,17 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
 # candidates, capacity, API
 # ---------------------------------------------------------------------------------------------
 
-def _divisors(n: int) -> list[int]:
-    return [k for k in range(1, n + 1) if n % k == 0]
-
-
 def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
     """Valid (tp, dp, ep, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads,
     dp attention ranks per replica, ep = 1 or the whole replica for MoE models (1 for dense)."""
     s = ctx.s
     fixed = dict(fixed or {})
     out = {k: [] for k in ("tp", "dp", "ep", "replicas")}
-    for r in _divisors(gpus):
-        for tp in _divisors(r):
-            if tp > ctx.domain or s.heads % tp:
+    divs = kern.divisors(gpus)
+    tps = [tp for tp in divs if tp <= ctx.domain and s.heads % tp == 0]
+    for r in divs:
+        for tp in tps:
+            if r % tp:
                 continue
             dp = r // tp
             eps = [1, r] if architecture.is_moe(s) and r > 1 else [1]
@@ -383,7 +370,7 @@ def _check_parallelism(ctx: kern.Context, gpus: int, par: Mapping) -> dict:
     if unknown:
         raise ValueError(f"parallelism has unknown key(s) {', '.join(map(repr, unknown))}; "
                          f"allowed: {', '.join(PARALLELISM_KEYS)}")
-    fixed = {k: _check_int(f"parallelism[{k!r}]", v) for k, v in par.items()}
+    fixed = {k: checks.positive_int(f"parallelism[{k!r}]", v) for k, v in par.items()}
     s = ctx.s
     if "tp" in fixed:
         if s.heads % fixed["tp"]:
@@ -457,11 +444,9 @@ class Estimate:
 
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
            comm_overlap=False, implementation="engine"):
-    gpus = _check_int("gpus", gpus)
-    if scenario not in efficiency.SCENARIOS:
-        raise ValueError(f"scenario={scenario!r} is not allowed; allowed: {', '.join(efficiency.SCENARIOS)}")
-    if not isinstance(comm_overlap, bool):
-        raise ValueError(f"comm_overlap={comm_overlap!r} must be True or False")
+    gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
+    checks.choice("scenario", scenario, efficiency.SCENARIOS)
+    checks.boolean("comm_overlap", comm_overlap)
     ctx = _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
                    implementation)
     if parallelism is not None and not isinstance(parallelism, Mapping):
@@ -475,15 +460,25 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
 
 
 def _no_fit_message(ctx, gpus, c):
+    """Why nothing (or not the concurrency asked for) fits: the weights, or the KV cache."""
     mc = max_concurrency(ctx, c)
-    m0 = evaluate(ctx, {**c, "concurrency": 0.0 * c["tp"]})
-    j = int(np.argmin(m0["memory_per_gpu_bytes"]))
-    if mc.max() < 1:
+    ranks = c["replicas"] * c["dp"]
+    m0 = evaluate(ctx, {**c, "concurrency": 0.0 * ranks})
+    j = int(np.argmin(m0["weights_bytes"]))
+    usable, hbm = float(m0["usable_bytes"]) / 1e9, ctx.acc.hbm_bytes / 1e9
+    if mc.max() >= 1:
+        return (f"the KV cache does not fit: at most {int(mc.max())} sequences of {ctx.isl}+{ctx.osl} tokens fit on "
+                f"{gpus} {ctx.acc.id} GPUs ({ctx.kv_bytes_per_token / 1e3:.1f} kB of KV cache per token)")
+    if m0["weights_bytes"][j] > m0["usable_bytes"]:
         return (f"the weights do not fit: the smallest configuration needs {m0['weights_bytes'][j] / 1e9:.1f} GB of "
-                f"weights per GPU before any KV cache, but {ctx.acc.id} has {ctx.acc.hbm_bytes / 1e9:.0f} GB of HBM "
-                f"({m0['usable_bytes'] / 1e9:.0f} GB usable) on {gpus} GPUs")
-    return (f"the KV cache does not fit: at most {int(mc.max())} sequences of {ctx.isl}+{ctx.osl} tokens fit on "
-            f"{gpus} {ctx.acc.id} GPUs ({ctx.kv_bytes_per_token / 1e3:.1f} kB of KV cache per token)")
+                f"weights per GPU before any KV cache, but {ctx.acc.id} has {hbm:.0f} GB of HBM "
+                f"({usable:.0f} GB usable) on {gpus} GPUs")
+    m1 = evaluate(ctx, {**c, "concurrency": ranks})
+    k = int(np.argmin(m1["memory_per_gpu_bytes"]))
+    return (f"the KV cache does not fit: the weights fit ({m1['weights_bytes'][k] / 1e9:.1f} GB per GPU) but one "
+            f"sequence of {ctx.isl}+{ctx.osl} tokens per attention rank needs {m1['kv_cache_bytes'][k] / 1e9:.1f} GB "
+            f"of KV cache and {m1['workspace_bytes'][k] / 1e9:.1f} GB of activations per GPU; {ctx.acc.id} has "
+            f"{usable:.0f} GB usable of {hbm:.0f} GB on {gpus} GPUs")
 
 
 def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
@@ -506,10 +501,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         if mc.max() < 1:
             raise ValueError(_no_fit_message(ctx, gpus, c))
     else:
-        if isinstance(concurrency, bool) or not isinstance(concurrency, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(concurrency) or concurrency < 1:
-            raise ValueError(f"concurrency={concurrency!r} must be a number >= 1 (sequences in flight)")
-        conc = np.full_like(c["tp"], float(concurrency))
+        conc = np.full_like(c["tp"], checks.number("concurrency", concurrency, low=1))
     r = evaluate(ctx, {**c, "concurrency": conc})
     ok = r["fits"] & (conc >= c["replicas"] * c["dp"] * (1.0 if concurrency is None else 0.0)) & (mc >= 1)
     if not ok.any():
@@ -530,6 +522,9 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         gpus=gpus, accelerator=ctx.acc.id, precision=precision, input_tokens=ctx.isl, output_tokens=ctx.osl,
         mode=mode, power_w_per_gpu=ctx.acc.power_w)
 
+
+#: Most concurrencies :func:`frontier` spreads by itself (``points``).
+MAX_POINTS = 1024
 
 FRONTIER_COLUMNS = ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "ttft_s",
                     "memory_per_gpu_bytes", "step_time_s", "fits", "tp", "dp", "ep", "replicas")
@@ -552,7 +547,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     if mc.max() < 1:
         raise ValueError(_no_fit_message(ctx, gpus, c))
     if concurrency is None:
-        _check_int("points", points, 2)
+        checks.integer("points", points, low=2, high=MAX_POINTS)
         lo = float((c["replicas"] * c["dp"]).min())
         conc = np.unique(np.round(np.geomspace(lo, max(lo, mc.max()), points)))
     else:

@@ -60,7 +60,7 @@ import numpy as np
 
 from intelligence_per_dollar.model import architecture, inference, training
 from intelligence_per_dollar.sources import assumptions as assumption_files
-from intelligence_per_dollar.sources import hardware, models, workloads
+from intelligence_per_dollar.sources import checks, hardware, models, workloads
 
 __all__ = ["ALGORITHMS", "SCHEDULES", "RLStep", "rl_step", "weight_sync_time_s", "campaign", "best_split",
            "longest_rollout_tokens", "assumptions", "owner_usd_per_gpu_hour", "split_gpus", "workload_inputs",
@@ -78,10 +78,7 @@ def owner_usd_per_gpu_hour(accelerator: str, overrides: Mapping[str, float] | No
     """$/GPU-hour for ``accelerator``: an override, else the owner-cost reference row of
     ``data/assumptions/economics.csv`` (SemiAnalysis AI Cloud TCO via InferenceX)."""
     if overrides and accelerator in overrides:
-        v = float(overrides[accelerator])
-        if not (v >= 0):
-            raise ValueError(f"usd_overrides[{accelerator!r}]={v!r} must be >= 0")
-        return v
+        return checks.non_negative_number(f"usd_overrides[{accelerator!r}]", overrides[accelerator])
     key = f"owner_usd_per_gpu_hour_reference_{accelerator}"
     econ = assumption_files.assumptions()
     if key not in econ:
@@ -92,8 +89,9 @@ def owner_usd_per_gpu_hour(accelerator: str, overrides: Mapping[str, float] | No
 
 def split_gpus(fleet_gpus: int, rollout_fraction: float, group: int = 8) -> tuple[int, int]:
     """Rollout and trainer GPUs for a fleet split, in whole ``group``-GPU nodes, each side >= 1 group."""
-    _num("fleet_gpus", fleet_gpus, low=2 * group, integer=True)
-    _num("rollout_fraction", rollout_fraction, low=0.0, high=1.0)
+    group = checks.positive_int("group", group)
+    checks.integer("fleet_gpus", fleet_gpus, low=2 * group)
+    checks.fraction("rollout_fraction", rollout_fraction)
     rollout = int(round(fleet_gpus * rollout_fraction / group)) * group
     rollout = min(max(rollout, group), fleet_gpus - group)
     return rollout, fleet_gpus - rollout
@@ -102,19 +100,6 @@ def split_gpus(fleet_gpus: int, rollout_fraction: float, group: int = 8) -> tupl
 def assumptions() -> Mapping[str, assumption_files.Assumption]:
     """``data/assumptions/post_training.csv`` (low/central/high with provenance)."""
     return assumption_files.assumptions("post_training.csv")
-
-
-def _num(name, value, *, low=None, high=None, low_open=False, integer=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
-        raise ValueError(f"{name}={value!r} must be a finite number")
-    if integer and value != int(value):
-        raise ValueError(f"{name}={value!r} must be an integer")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name}={value!r} is out of range; allowed: {'>' if low_open else '>='} {low}"
-                         + (f" and <= {high}" if high is not None else ""))
-    if high is not None and value > high:
-        raise ValueError(f"{name}={value!r} is out of range; allowed: <= {high}")
-    return value
 
 
 def longest_rollout_tokens(n_rollouts, mean_tokens, sigma, cap_tokens):
@@ -138,6 +123,10 @@ def _truncated_mean(mean_tokens, sigma, cap_tokens):
 # ---------------------------------------------------------------------------------------------
 # weight sync
 # ---------------------------------------------------------------------------------------------
+
+#: Most pipeline buckets of a weight sync (each pays one latency).
+MAX_BUCKETS = 10**6
+
 
 def weight_sync_time_s(params, *, senders: int, receivers: int, receiver_shard_gpus: int,
                        link_bytes_per_s: float, efficiency: float = 0.9, latency_s: float = 10e-6,
@@ -163,36 +152,43 @@ def weight_sync_time_s(params, *, senders: int, receivers: int, receiver_shard_g
     Stages are pipelined over ``buckets`` buckets: ``t = max(stage) + (sum - max) / buckets``
     (the classic pipeline fill), plus one latency per bucket.
     """
-    P = float(_num("params", params, low=0, low_open=True))
-    for name, v in (("senders", senders), ("receivers", receivers), ("receiver_shard_gpus", receiver_shard_gpus),
-                    ("buckets", buckets)):
-        _num(name, v, low=1, integer=True)
-    _num("link_bytes_per_s", link_bytes_per_s, low=0, low_open=True)
-    _num("efficiency", efficiency, low=0, low_open=True, high=1.0)
-    _num("latency_s", latency_s, low=0)
-    _num("src_bytes_per_param", src_bytes_per_param, low=0, low_open=True)
-    _num("dst_bytes_per_param", dst_bytes_per_param, low=0, low_open=True)
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule={schedule!r} is not allowed; allowed: {', '.join(SCHEDULES)}")
+    P = checks.positive_number("params", params)
+    senders, receivers, receiver_shard_gpus = (
+        checks.integer(name, v, low=1, high=inference.MAX_GPUS)
+        for name, v in (("senders", senders), ("receivers", receivers), ("receiver_shard_gpus", receiver_shard_gpus)))
+    buckets = checks.integer("buckets", buckets, low=1, high=MAX_BUCKETS)
+    link_bytes_per_s = checks.positive_number("link_bytes_per_s", link_bytes_per_s)
+    efficiency = checks.fraction("efficiency", efficiency, low_open=True)
+    latency_s = checks.non_negative_number("latency_s", latency_s)
+    src_bytes_per_param = checks.positive_number("src_bytes_per_param", src_bytes_per_param)
+    dst_bytes_per_param = checks.positive_number("dst_bytes_per_param", dst_bytes_per_param)
+    checks.choice("schedule", schedule, SCHEDULES)
     if receivers % receiver_shard_gpus:
         raise ValueError(f"receiver_shard_gpus={receiver_shard_gpus} must divide receivers={receivers}")
     if host_link_bytes_per_s is not None:
-        _num("host_link_bytes_per_s", host_link_bytes_per_s, low=0, low_open=True)
-    link = link_bytes_per_s * efficiency
-    if schedule == "broadcast":
-        rate = min(link_bytes_per_s, host_link_bytes_per_s or link_bytes_per_s) * efficiency
-        stages = [P * dst_bytes_per_param / rate]
-    else:
-        replicas = receivers // receiver_shard_gpus
-        recv = P * dst_bytes_per_param / receiver_shard_gpus / link
-        send = replicas * P * dst_bytes_per_param / senders / link
-        gather = P * src_bytes_per_param / senders / link
-        stages = [max(recv, send), gather]
-        if convert_bytes_per_s:
-            stages.append(P * (src_bytes_per_param + dst_bytes_per_param) / senders / convert_bytes_per_s)
-        if host_link_bytes_per_s:
-            stages.append(P * src_bytes_per_param / senders / (host_link_bytes_per_s * efficiency))
-    t = max(stages) + (sum(stages) - max(stages)) / buckets + buckets * latency_s
+        host_link_bytes_per_s = checks.positive_number("host_link_bytes_per_s", host_link_bytes_per_s)
+    if convert_bytes_per_s is not None:
+        convert_bytes_per_s = checks.positive_number("convert_bytes_per_s", convert_bytes_per_s)
+    P = np.float64(P)  # float64 scalars: extreme inputs give inf (refused below), not ZeroDivisionError
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        link = link_bytes_per_s * efficiency
+        if schedule == "broadcast":
+            rate = min(link_bytes_per_s, host_link_bytes_per_s or link_bytes_per_s) * efficiency
+            stages = [P * dst_bytes_per_param / rate]
+        else:
+            replicas = receivers // receiver_shard_gpus
+            recv = P * dst_bytes_per_param / receiver_shard_gpus / link
+            send = replicas * P * dst_bytes_per_param / senders / link
+            gather = P * src_bytes_per_param / senders / link
+            stages = [max(recv, send), gather]
+            if convert_bytes_per_s:
+                stages.append(P * (src_bytes_per_param + dst_bytes_per_param) / senders / convert_bytes_per_s)
+            if host_link_bytes_per_s:
+                stages.append(P * src_bytes_per_param / senders / (host_link_bytes_per_s * efficiency))
+        t = max(stages) + (sum(stages) - max(stages)) / buckets + buckets * latency_s
+    if not math.isfinite(t):
+        raise ValueError(f"the weight-sync time overflows for params={params!r}, link_bytes_per_s={link_bytes_per_s!r} "
+                         f"(values at the float64 limits); allowed: inputs whose time is a finite number")
     return float(t)
 
 
@@ -250,6 +246,49 @@ def _train_time(spec, accelerator, gpus, precision, seq_len, batch_seqs):
     return e.step_time_s
 
 
+#: Most rollouts per step (prompts x group size): beyond it the longest-rollout quantile
+#: ``n / (n + 1)`` is 1 in float64.
+MAX_ROLLOUTS = 10**9
+
+
+def _check_step(*, algorithm, rollout_shard_gpus, **values) -> None:
+    """Every scalar argument of :func:`rl_step`: counts, sizes, prices and factors."""
+    for name in ("rollout_gpus", "trainer_gpus"):
+        checks.integer(name, values[name], low=1, high=inference.MAX_GPUS)
+    for name in ("prompts", "group_size", "input_tokens", "max_output_tokens", "sandbox_cpus"):
+        checks.positive_int(name, values[name])
+    checks.non_negative_int("async_depth", values["async_depth"])
+    checks.number("output_tokens_mean", values["output_tokens_mean"], low=1)
+    checks.number("output_tokens_sigma", values["output_tokens_sigma"], low=0, high=3)
+    for name in ("sandbox_cpu_s", "cpu_usd_per_hour", "usd_per_gpu_hour"):
+        checks.non_negative_number(name, values[name])
+    checks.positive_number("cpu_speed_factor", values["cpu_speed_factor"])
+    checks.fraction("rollout_efficiency", values["rollout_efficiency"], low_open=True)
+    checks.choice("algorithm", algorithm, ALGORITHMS)
+    if rollout_shard_gpus is not None:
+        checks.positive_int("rollout_shard_gpus", rollout_shard_gpus)
+    if values["output_tokens_mean"] > values["max_output_tokens"]:
+        raise ValueError(f"output_tokens_mean={values['output_tokens_mean']!r} exceeds "
+                         f"max_output_tokens={values['max_output_tokens']}; allowed: <= max_output_tokens")
+    n = int(values["prompts"]) * int(values["group_size"])
+    if n > MAX_ROLLOUTS:
+        raise ValueError(f"prompts x group_size = {n:,} rollouts is out of range; allowed: <= {MAX_ROLLOUTS:,}")
+
+
+def _trainer_seq_len(trainer_seq_len, input_tokens, mean_output_tokens) -> int:
+    """The trainer's sequence length: ``trainer_seq_len``, or the power of two that holds a prompt
+    and a mean (capped) output. A shorter one would train fewer tokens than the rollouts made."""
+    need = input_tokens + mean_output_tokens
+    if trainer_seq_len is None:
+        return 2 ** math.ceil(math.log2(need))
+    seq = checks.positive_int("trainer_seq_len", trainer_seq_len)
+    if seq < need:
+        raise ValueError(f"trainer_seq_len={trainer_seq_len!r} is shorter than a mean rollout "
+                         f"(input_tokens {input_tokens:,} + mean output {mean_output_tokens:,.0f} tokens); "
+                         f"allowed: an integer >= {math.ceil(need):,}, or None (the next power of two)")
+    return seq
+
+
 def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: int, trainer_gpus: int, *,
             prompts: int, group_size: int, input_tokens: int, output_tokens_mean: float, output_tokens_sigma: float,
             max_output_tokens: int, sandbox_cpu_s: float, sandbox_cpus: int, algorithm: str, async_depth: int,
@@ -263,28 +302,21 @@ def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: i
     (``RLWorkload.step_kwargs()`` plus prices and derate). ``rollout_efficiency`` derates the
     inference model's roofline-based rollout speed (1 = as predicted;
     ``data/assumptions/post_training.csv`` gives the measured/predicted ratio the validation table
-    shows for MoE serving). ``async_depth`` 0 = synchronous.
+    shows for MoE serving). ``async_depth`` 0 = synchronous. ``trainer_seq_len`` (None: the power of
+    two that holds a prompt and a mean output) must hold a mean rollout, else ``ValueError``.
     """
     s = models.spec(model)
     acc = hardware.get(accelerator)
-    for name, v in (("rollout_gpus", rollout_gpus), ("trainer_gpus", trainer_gpus), ("prompts", prompts),
-                    ("group_size", group_size), ("input_tokens", input_tokens), ("max_output_tokens", max_output_tokens),
-                    ("sandbox_cpus", sandbox_cpus)):
-        _num(name, v, low=1, integer=True)
-    _num("async_depth", async_depth, low=0, integer=True)
-    _num("output_tokens_mean", output_tokens_mean, low=1)
-    _num("output_tokens_sigma", output_tokens_sigma, low=0, high=3)
-    _num("sandbox_cpu_s", sandbox_cpu_s, low=0)
-    _num("cpu_usd_per_hour", cpu_usd_per_hour, low=0)
-    _num("cpu_speed_factor", cpu_speed_factor, low=0, low_open=True)
-    _num("usd_per_gpu_hour", usd_per_gpu_hour, low=0)
-    _num("rollout_efficiency", rollout_efficiency, low=0, low_open=True, high=1.0)
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm={algorithm!r} is not allowed; allowed: {', '.join(ALGORITHMS)}")
-    if output_tokens_mean > max_output_tokens:
-        raise ValueError(f"output_tokens_mean={output_tokens_mean!r} exceeds max_output_tokens={max_output_tokens}")
+    _check_step(rollout_gpus=rollout_gpus, trainer_gpus=trainer_gpus, prompts=prompts, group_size=group_size,
+                input_tokens=input_tokens, max_output_tokens=max_output_tokens, sandbox_cpus=sandbox_cpus,
+                async_depth=async_depth, output_tokens_mean=output_tokens_mean,
+                output_tokens_sigma=output_tokens_sigma, sandbox_cpu_s=sandbox_cpu_s,
+                cpu_usd_per_hour=cpu_usd_per_hour, cpu_speed_factor=cpu_speed_factor,
+                usd_per_gpu_hour=usd_per_gpu_hour, rollout_efficiency=rollout_efficiency, algorithm=algorithm,
+                rollout_shard_gpus=rollout_shard_gpus)
     n = int(prompts * group_size)
     mean_eff = _truncated_mean(output_tokens_mean, output_tokens_sigma, max_output_tokens)
+    seq = _trainer_seq_len(trainer_seq_len, input_tokens, mean_eff)
     l_max = float(longest_rollout_tokens(n, output_tokens_mean, output_tokens_sigma, max_output_tokens))
     osl = int(round(mean_eff))
     a, c, M, ranks, t_pre = _decode_coefficients(s, acc.id, int(rollout_gpus), rollout_precision, int(input_tokens),
@@ -302,7 +334,6 @@ def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: i
     t_roll_stage = max(t_gen, t_env_total) + (t_env_tail if k == 0 else 0.0)
     t_env_exposed = t_roll_stage - t_gen
     # trainer: policy fwd+bwd over all sequences, + algorithm's extra passes
-    seq = int(trainer_seq_len or 2 ** math.ceil(math.log2(input_tokens + mean_eff)))
     t_policy = _train_time(s, acc.id, int(trainer_gpus), trainer_precision, seq, n)
     critic, fwds = _EXTRA[algorithm]
     t_train = t_policy * (1.0 + critic + fwds / 3.0)
@@ -353,12 +384,12 @@ def best_split(model, accelerator: str, gpus: int, fractions=None, **kw):
     step time, cost and a ``best`` flag (lowest cost per step among the splits that run)."""
     import pandas as pd
 
-    _num("gpus", gpus, low=2, integer=True)
+    checks.integer("gpus", gpus, low=2)
     dom = int(hardware.get(accelerator).scaleup_domain_gpus)
     fracs = fractions if fractions is not None else np.arange(1, 16) / 16.0
     rows = []
     for f in fracs:
-        _num("fraction", f, low=0, low_open=True, high=1)
+        checks.fraction("fraction", f, low_open=True)
         unit = min(dom, 8)                 # whole 8-GPU groups (a rollout replica or a trainer node)
         r_g = int(round(gpus * f / unit)) * unit
         t_g = gpus - r_g
@@ -393,7 +424,7 @@ class Campaign:
 
 def campaign(model, accelerator: str, rollout_gpus: int, trainer_gpus: int, steps: int, **kw) -> Campaign:
     """A post-training campaign of ``steps`` identical RL steps: wall-clock days, USD, GPU-hours, tokens."""
-    _num("steps", steps, low=1, integer=True)
+    checks.positive_int("steps", steps)
     st = rl_step(model, accelerator, rollout_gpus, trainer_gpus, **kw)
     secs = st.step_time_s * steps
     return Campaign(int(steps), st, secs / 86400.0, st.cost_usd * steps,

@@ -27,7 +27,7 @@ from typing import Mapping
 import numpy as np
 
 from intelligence_per_dollar.model import architecture, collectives, efficiency
-from intelligence_per_dollar.sources import hardware, models
+from intelligence_per_dollar.sources import checks, hardware, models
 
 __all__ = ["ACTIVATION_BYTES", "HEAD_BYTES", "EMBEDDING_BYTES", "Context", "expected_experts_touched",
            "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "gemm_s", "grouped_gemm_s", "kv_shards",
@@ -89,6 +89,42 @@ class Context:
         return 3 if self.s.gated_ffn else 2
 
 
+#: Catalogue fields the serving model needs: the BF16 peak (attention) and a link to time collectives.
+_NEEDED_FIELDS = ("bf16_dense_flop_per_s",)
+_LINK_FIELDS = ("scaleup_bytes_per_s_bidirectional", "scaleout_bytes_per_s")
+
+
+def check_catalogue_fields(acc: hardware.Accelerator) -> None:
+    """``ValueError`` naming the catalogue figures ``acc`` lacks (Rubin Ultra's are unpublished)."""
+    missing = [f for f in _NEEDED_FIELDS if getattr(acc, f) is None]
+    if all(getattr(acc, f) is None for f in _LINK_FIELDS):
+        missing += list(_LINK_FIELDS)
+    if missing:
+        usable = [a.id for a in hardware.accelerators().values()
+                  if all(getattr(a, f) is not None for f in _NEEDED_FIELDS)
+                  and any(getattr(a, f) is not None for f in _LINK_FIELDS)]
+        raise ValueError(f"accelerator={acc.id!r} cannot be served by this model: data/hardware/accelerators.csv "
+                         f"has no {', '.join(missing)} for it (not published); allowed: {', '.join(usable)}")
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in ascending order, from its prime factorisation (trial division up
+    to sqrt(n): 31,623 steps at most for n <= :data:`inference.MAX_GPUS`)."""
+    factors: dict[int, int] = {}
+    m, p = n, 2
+    while p * p <= m:
+        while m % p == 0:
+            factors[p] = factors.get(p, 0) + 1
+            m //= p
+        p += 1 if p == 2 else 2
+    if m > 1:
+        factors[m] = factors.get(m, 0) + 1
+    divs = [1]
+    for prime, power in factors.items():
+        divs = [d * prime ** e for d in divs for e in range(power + 1)]
+    return sorted(divs)
+
+
 # ---------------------------------------------------------------------------------------------
 # closed-form pieces
 # ---------------------------------------------------------------------------------------------
@@ -98,11 +134,9 @@ def expected_experts_touched(tokens, experts: int, top_k: int):
 
     ``E (1 - (1 - k/E)^T)``: each expert is missed by one token with probability ``1 - k/E``.
     """
-    if experts < 1 or not 1 <= top_k <= experts:
-        raise ValueError(f"experts={experts!r} must be >= 1 and top_k={top_k!r} in [1, experts]")
-    t = np.asarray(tokens, dtype=float)
-    if np.any(t < 0):
-        raise ValueError(f"tokens={tokens!r} must be >= 0")
+    experts = checks.positive_int("experts", experts)
+    top_k = checks.integer("top_k", top_k, low=1, high=experts)
+    t = checks.array_at_least("tokens", tokens)
     return experts * (1.0 - np.power(1.0 - top_k / experts, t))
 
 
@@ -113,9 +147,9 @@ def padded_rows_per_expert(tokens, experts: int, top_k: int, tile_rows: float):
     (``t phi``, ``phi`` the touched fraction); a busy one wastes half a tile on average
     (``lambda + t/2``), blended smoothly by ``(1 - exp(-2 lambda / t))``.
     """
-    lam = np.asarray(tokens, dtype=float) * top_k / experts
     phi = expected_experts_touched(tokens, experts, top_k) / experts
-    t = float(tile_rows)
+    lam = np.asarray(tokens, dtype=float) * top_k / experts
+    t = checks.positive_number("tile_rows", tile_rows)
     return np.maximum(t * phi, lam + 0.5 * t * (1.0 - np.exp(-2.0 * lam / t)))
 
 
@@ -136,9 +170,9 @@ def ep_load_imbalance(routed_rows, experts: int, ep, cv: float):
 
     With one rank (ep = 1) there is nothing to wait for: 1.
     """
-    ep = np.asarray(ep, dtype=float)
-    r = np.maximum(np.asarray(routed_rows, dtype=float), 1.0)
-    var = cv * cv * ep / float(experts) + ep / r
+    ep = checks.array_at_least("ep", ep, 1.0)
+    r = np.maximum(checks.array_at_least("routed_rows", routed_rows), 1.0)
+    var = checks.non_negative_number("cv", cv) ** 2 * ep / checks.positive_int("experts", experts) + ep / r
     return 1.0 + np.sqrt(2.0 * np.log(np.maximum(ep, 1.0)) * var)
 
 
@@ -152,7 +186,8 @@ def host_time_s(sequences_per_rank, step_s: float, per_sequence_s: float):
     iteration (TensorRT-LLM's overlap scheduler, SGLang's zero-overhead scheduler), so the
     iteration takes ``max(GPU, host)``: only small models at very large batch become host-bound.
     """
-    return step_s + per_sequence_s * np.asarray(sequences_per_rank, dtype=float)
+    return checks.non_negative_number("step_s", step_s) + checks.non_negative_number(
+        "per_sequence_s", per_sequence_s) * checks.array_at_least("sequences_per_rank", sequences_per_rank)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,9 +28,12 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from intelligence_per_dollar.sources import checks
 from intelligence_per_dollar.sources.assumptions import Assumption
 
 DISTRIBUTIONS = ("pert", "triangular")
+#: Most draws per assumption (ten million float64 values: 80 MB).
+MAX_SAMPLES = 10**7
 #: With ``log_uniform="auto"``, ranges with high/low at least this wide are sampled log-uniformly.
 AUTO_LOG_RATIO = 10.0
 #: Percentiles reported by :func:`intervals`.
@@ -53,11 +56,7 @@ def _generator(seed: int, name: str) -> np.random.Generator:
 
 
 def _check_n_seed(n, seed) -> tuple[int, int]:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"parameter n={n!r} is not allowed; expected an integer >= 1")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"parameter seed={seed!r} is not allowed; expected an integer >= 0")
-    return int(n), int(seed)
+    return checks.integer("n", n, low=1, high=MAX_SAMPLES), checks.non_negative_int("seed", seed)
 
 
 def _log_names(recs: Mapping[str, Assumption], log_uniform) -> set[str]:
@@ -77,8 +76,8 @@ def sample_one(a: Assumption, n: int, seed: int, distribution: str = "pert",
                log_uniform: bool = False) -> np.ndarray:
     """``n`` draws of one assumption (see the module docstring for the distributions)."""
     n, seed = _check_n_seed(n, seed)
-    if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"parameter distribution={distribution!r} is not allowed; allowed: {', '.join(DISTRIBUTIONS)}")
+    checks.choice("distribution", distribution, DISTRIBUTIONS)
+    checks.boolean("log_uniform", log_uniform)
     lo, c, hi = a.low, a.central, a.high
     if not lo <= c <= hi:
         raise ValueError(f"assumption {a.name}: low={lo}, central={c}, high={hi}; expected low <= central <= high")

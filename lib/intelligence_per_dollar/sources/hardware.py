@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from intelligence_per_dollar.sources import io
+from intelligence_per_dollar.sources import checks, io
 
 #: Precisions the book models, from narrowest to widest.
 PRECISIONS = ("fp4", "fp8", "bf16", "tf32", "fp64")
@@ -136,8 +136,7 @@ class System:
 
 def check_precision(precision: str) -> None:
     """``ValueError`` unless ``precision`` is one of :data:`PRECISIONS`."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not known; allowed: {', '.join(PRECISIONS)}")
+    checks.choice("precision", precision, PRECISIONS)
 
 
 def _build(cls, ident, fields, required, path, int_fields=()):

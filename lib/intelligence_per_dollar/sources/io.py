@@ -11,6 +11,7 @@ row (1-based, counting the header as row 1, as a spreadsheet shows it) and the c
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 import os
 from dataclasses import dataclass
@@ -37,6 +38,19 @@ def data_dir() -> Path:
     """The ``data/`` folder (``IPD_DATA`` overrides it, e.g. for a user's own catalogue)."""
     env = os.environ.get("IPD_DATA")
     return Path(env) if env else repo_root() / "data"
+
+
+def code_fingerprint() -> str:
+    """Hash of the library's source and the data folder (scenario files excluded): what a cached
+    result (an executed chapter, a sweep) depends on besides its own inputs."""
+    h = hashlib.sha256()
+    lib = Path(__file__).resolve().parents[1]
+    for base, pattern in ((lib, "**/*.py"), (data_dir(), "**/*")):
+        for f in sorted(base.glob(pattern)):
+            if f.is_file() and "scenarios" not in f.relative_to(base).parts:
+                h.update(str(f.relative_to(base)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def data_path(*parts: str) -> Path:

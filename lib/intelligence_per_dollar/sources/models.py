@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from intelligence_per_dollar.sources import io
+from intelligence_per_dollar.sources import checks, io
 
 __all__ = ["ModelSpec", "spec", "names", "get", "provenance", "published", "Published"]
 
@@ -66,15 +65,8 @@ _NON_NEGATIVE = ("experts", "top_k", "expert_d_ff", "shared_experts", "dense_lay
 
 
 def _as_int(key, value, *, allow_zero: bool) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and (not math.isfinite(value) or value != int(value))):
-        raise ValueError(f"model[{key!r}]={value!r} must be an integer "
-                         f"{'>= 0' if allow_zero else '>= 1'}")
-    v = int(value)
-    if v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"model[{key!r}]={value!r} is not allowed; expected an integer "
-                         f"{'>= 0' if allow_zero else '>= 1'}")
-    return v
+    """A size: an integer (Python or NumPy; a whole float as read from the CSV) >= 1 (>= 0 if allowed)."""
+    return checks.integer(f"model[{key!r}]", value, low=0 if allow_zero else 1, whole_floats=True)
 
 
 def _validate(s: ModelSpec) -> None:
@@ -86,8 +78,7 @@ def _validate(s: ModelSpec) -> None:
         if getattr(s, k) is not None:
             object.__setattr__(s, k, _as_int(k, getattr(s, k), allow_zero=False))
     for k in _BOOL_FIELDS:
-        if not isinstance(getattr(s, k), bool):
-            raise ValueError(f"model[{k!r}]={getattr(s, k)!r} must be True or False")
+        object.__setattr__(s, k, checks.boolean(f"model[{k!r}]", getattr(s, k)))
     if s.kv_heads > s.heads or s.heads % s.kv_heads:
         raise ValueError(f"model['kv_heads']={s.kv_heads} must divide model['heads']={s.heads} "
                          f"(grouped-query attention shares each KV head among heads/kv_heads queries)")
@@ -196,9 +187,7 @@ def _catalogue(data_dir: str) -> tuple[Mapping, Mapping, Mapping]:
 
 
 def _lookup(table: Mapping, name: str):
-    if name not in table:
-        raise ValueError(f"parameter model={name!r} is not allowed; allowed: {', '.join(table)}")
-    return table[name]
+    return table[checks.choice("parameter model", name, table)]
 
 
 def names() -> tuple[str, ...]:

@@ -22,9 +22,12 @@ from typing import Mapping
 
 from intelligence_per_dollar.sources import hardware, io, models
 
-__all__ = ["TrainingWorkload", "RLWorkload", "ServingWorkload", "RL_ALGORITHMS", "WORKLOAD_TYPES",
+__all__ = ["TrainingWorkload", "RLWorkload", "ServingWorkload", "RL_ALGORITHMS", "SIZING_REGIMES", "WORKLOAD_TYPES",
            "training", "rl", "serving", "names", "provenance"]
 
+#: Ways of sizing a training cluster for a deadline (the model's ``training.REGIMES``): a fixed
+#: global batch, or a batch that grows with the cluster (how vendor sizing divides a FLOP budget).
+SIZING_REGIMES = ("batch-limited", "throughput")
 #: RL algorithms the RL step models (:mod:`post_training` prices their extra passes).
 RL_ALGORITHMS = ("grpo", "ppo")
 WORKLOAD_TYPES = ("training", "rl", "serving")
@@ -45,6 +48,7 @@ class TrainingWorkload:
     claimed_gpu_ratio: float
     claim_tolerance: float
     active_params_assumption: str
+    claim_regime: str         # the sizing regime the claim is judged in (:data:`SIZING_REGIMES`)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ _STEP_FIELDS = ("prompts", "group_size", "input_tokens", "output_tokens_mean", "
                 "rollout_precision", "trainer_precision")
 _CLASSES = {"training": TrainingWorkload, "rl": RLWorkload, "serving": ServingWorkload}
 _TEXT = {"workload_type", "precision", "reference_accelerator", "candidate_accelerator", "active_params_assumption",
+         "claim_regime",
          "policy", "accelerators", "rollout_precision", "trainer_precision", "vera_cpu_accelerators", "algorithm",
          "model"}
 _INT = {"seq_len", "fleet_gpus", "prompts", "group_size", "input_tokens", "max_output_tokens", "sandbox_cpus",
@@ -144,6 +149,8 @@ def _typed(path, field: str, sv: io.SourcedValue):
         _allowed(path, sv.row, field, v, models.names())
     elif field == "algorithm":
         _allowed(path, sv.row, field, v, RL_ALGORITHMS)
+    elif field == "claim_regime":
+        _allowed(path, sv.row, field, v, SIZING_REGIMES)
     return v
 
 

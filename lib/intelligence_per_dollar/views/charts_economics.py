@@ -11,7 +11,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from intelligence_per_dollar.views.charts import CHART_WIDTH, PALETTE, _check_columns
+from intelligence_per_dollar.views import palette, tables
+from intelligence_per_dollar.views.charts import CHART_WIDTH, _check_columns
 
 #: Labels of the $/GPU-hour components (economics.BUILDUP_COMPONENTS).
 COMPONENT_LABELS = {"it_capital": "IT capital (depreciation + return)", "facility_capital": "facility capital",
@@ -35,7 +36,7 @@ def buildup_bars(buildup: pd.DataFrame, market: pd.DataFrame | None = None, *, t
     x = alt.X("system:N", sort=sort, title=None, axis=alt.Axis(labelAngle=-30))
     bars = alt.Chart(df, title=title).mark_bar(size=28).encode(
         x=x, y=alt.Y("sum(usd_per_gpu_hour):Q", title="USD per utilised GPU-hour"),
-        color=alt.Color("part:N", sort=order, title="first principles"),
+        color=palette.color("part", df["part"], sort=order, title="first principles"),
         order=alt.Order("order:Q"),
         opacity=alt.condition(sel, alt.value(1.0), alt.value(0.25)),
         tooltip=["system", "part", alt.Tooltip("usd_per_gpu_hour:Q", format="$.2f")],
@@ -73,7 +74,7 @@ def cost_vs_reliability(curves: pd.DataFrame, *, title: str, p_start: float = 0.
     lines = base.mark_line().encode(
         x=alt.X("p:Q", title="per-step reliability p", scale=alt.Scale(domain=[lo, p_max])),
         y=alt.Y("usd_per_success:Q", title=y_title, scale=alt.Scale(type="log")),
-        color=alt.Color(f"{series}:N", title=None),
+        color=palette.color(series, df[series]),
         opacity=alt.condition(sel, alt.value(1.0), alt.value(0.15)),
         tooltip=[series, alt.Tooltip("p:Q", format=".3f"), alt.Tooltip("usd_per_success:Q", format="$,.3~g")],
     ).add_params(sel).properties(width=CHART_WIDTH)
@@ -81,12 +82,12 @@ def cost_vs_reliability(curves: pd.DataFrame, *, title: str, p_start: float = 0.
         p_rule="p_step").transform_aggregate(n="count()", groupby=["p_rule"])
     near = f"abs(datum.p - p_step) < {step / 2 + 1e-12}"
     dots = base.mark_point(filled=True, size=60).encode(
-        x="p:Q", y="usd_per_success:Q", color=alt.Color(f"{series}:N", title=None),
+        x="p:Q", y="usd_per_success:Q", color=palette.color(series, df[series]),
         tooltip=[series, alt.Tooltip("p:Q", format=".3f"), alt.Tooltip("usd_per_success:Q", format="$,.3~g")],
     ).transform_filter(near)
     labels = base.mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(
         x="p:Q", y="usd_per_success:Q", text=alt.Text("usd_per_success:Q", format="$,.3~g"),
-        color=alt.Color(f"{series}:N", title=None),
+        color=palette.color(series, df[series]),
     ).transform_filter(near)
     return alt.layer(lines, rule, dots, labels).add_params(p_param)
 
@@ -97,7 +98,7 @@ def interval_points(df: pd.DataFrame, *, x: str, title: str, x_title: str, y: st
     """Median with a p5-p95 error bar per row (columns ``p5``, ``p50``, ``p95``), one row per ``y``."""
     _check_columns(df, (y, "p5", "p50", "p95"), "interval_points")
     scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
-    enc_color = alt.Color(f"{color}:N", title=None) if color else alt.value(PALETTE[0])
+    enc_color = palette.color(color, df[color]) if color else alt.value(palette.MUTED)
     yy = alt.Y(f"{y}:N", sort=sort, title=None)
     base = alt.Chart(df, title=title)
     bar = base.mark_rule(strokeWidth=3).encode(
@@ -121,16 +122,16 @@ def break_even(df: pd.DataFrame, *, title: str, analyst_low: float, analyst_high
     _check_columns(df, ("use", "p5", "p50", "p95"), "break_even")
     d = df.assign(p5_m=df["p5"] / 1e6, p50_m=df["p50"] / 1e6, p95_m=df["p95"] / 1e6)
     band = alt.Chart(pd.DataFrame({"lo": [analyst_low / 1e6], "hi": [analyst_high / 1e6],
-                                   "label": [analyst_label]})).mark_rect(opacity=0.18, color=PALETTE[2]).encode(
+                                   "label": [analyst_label]})).mark_rect(opacity=0.18, color=palette.HIGHLIGHT).encode(
         x="lo:Q", x2="hi:Q", tooltip=["label", alt.Tooltip("lo:Q", format="$.2f"), alt.Tooltip("hi:Q", format="$.2f")])
     band_text = alt.Chart(pd.DataFrame({"lo": [analyst_low / 1e6], "label": [analyst_label]})).mark_text(
-        align="left", dx=3, dy=-4, baseline="bottom", fontSize=10, color=PALETTE[2]).encode(
+        align="left", dx=3, dy=-4, baseline="bottom", fontSize=10, color=palette.HIGHLIGHT).encode(
         x="lo:Q", y=alt.value(0), text="label:N")
     yy = alt.Y("use:N", sort=list(d["use"]), title=None)
-    bar = alt.Chart(d, title=title).mark_rule(strokeWidth=3, color=PALETTE[0]).encode(
+    bar = alt.Chart(d, title=title).mark_rule(strokeWidth=3, color=palette.MUTED).encode(
         y=yy, x=alt.X("p5_m:Q", title="Vera Rubin NVL72 rack price at which it costs the same as GB200 NVL72 (USD M)",
                       scale=alt.Scale(zero=True)), x2="p95_m:Q")
-    pt = alt.Chart(d).mark_point(filled=True, size=100, color=PALETTE[0]).encode(
+    pt = alt.Chart(d).mark_point(filled=True, size=100, color=palette.MUTED).encode(
         y=yy, x="p50_m:Q", tooltip=["use", alt.Tooltip("p5_m:Q", format="$.2f"), alt.Tooltip("p50_m:Q", format="$.2f"),
                                     alt.Tooltip("p95_m:Q", format="$.2f")])
     text = alt.Chart(d).mark_text(align="left", dx=8, dy=-8, fontSize=10).encode(
@@ -138,40 +139,56 @@ def break_even(df: pd.DataFrame, *, title: str, analyst_low: float, analyst_high
     return alt.layer(band, band_text, bar, pt, text).properties(width=CHART_WIDTH)
 
 
-def tornado(df: pd.DataFrame, *, title: str, x_title: str, top: int = 10, fmt: str = ",.3~g") -> alt.LayerChart:
+def tornado(df: pd.DataFrame, *, title: str, x_title: str, top: int = 10, fmt: str = ",.3~g",
+            x_scale: float = 1.0) -> alt.LayerChart:
     """Tornado: for each assumption (uncertainty.tornado rows), a bar from the output at its low
-    value to the output at its high value, ranked by swing; the central output as a rule."""
+    value to the output at its high value, ranked by swing; the central output as a rule.
+    Outputs are divided by ``x_scale`` (1e6 for USD M); assumption names are shown in words;
+    assumptions that do not move the output (zero swing: a bar with no width) are left out."""
     _check_columns(df, ("name", "output_at_low", "output_at_high", "output_central", "swing"), "tornado")
-    d = df.head(top).copy()
+    if not x_scale > 0:
+        raise ValueError(f"x_scale={x_scale!r} must be a positive number")
+    d = df[df["swing"] > 0].head(top).copy()
+    d["name"] = [tables.words(n) for n in d["name"]]
+    for col in ("output_at_low", "output_at_high", "output_central"):
+        d[col] = d[col] / x_scale
     long = pd.concat([
         d.assign(end="at low", value=d["output_at_low"], setting=d["low"] if "low" in d else None),
         d.assign(end="at high", value=d["output_at_high"], setting=d["high"] if "high" in d else None),
     ], ignore_index=True)
     long["base"] = float(d["output_central"].iloc[0]) if len(d) else 0.0
+    long = long[long["value"] != long["base"]]   # an end that does not move the output draws no bar
     order = list(d["name"])
     yy = alt.Y("name:N", sort=order, title=None)
     bars = alt.Chart(long, title=title).mark_bar(height=14).encode(
         y=yy, x=alt.X("value:Q", title=x_title, scale=alt.Scale(zero=False)), x2="base:Q",
         color=alt.Color("end:N", title="assumption", scale=alt.Scale(domain=["at low", "at high"],
-                                                                     range=[PALETTE[0], PALETTE[1]])),
+                                                                     range=[palette.LOW, palette.HIGH])),
         tooltip=["name", "end", alt.Tooltip("setting:Q", format=",.4~g"), alt.Tooltip("value:Q", format=fmt)])
-    rule = alt.Chart(pd.DataFrame({"x": [float(long["base"].iloc[0]) if len(long) else 0.0]})).mark_rule(
-        color="black").encode(x="x:Q")
+    rule = alt.Chart(pd.DataFrame({"x": [float(d["output_central"].iloc[0]) if len(d) else 0.0]})).mark_rule(
+        color=palette.REFERENCE).encode(x="x:Q")
     return alt.layer(bars, rule).properties(width=CHART_WIDTH)
+
+
+def top_assumption(df: pd.DataFrame) -> str:
+    """The assumption of a tornado table (uncertainty.tornado rows) with the largest swing, in words."""
+    _check_columns(df, ("name", "swing"), "top_assumption")
+    if df.empty:
+        raise ValueError("df has no rows: a tornado needs at least one assumption")
+    return tables.words(df.loc[df["swing"].idxmax(), "name"])
 
 
 def verdict_bars(counts: dict[str, int], *, title: str) -> alt.LayerChart:
     """How many claims got each verdict."""
     df = pd.DataFrame({"verdict": list(counts), "claims": list(counts.values())})
-    colors = {"supported": PALETTE[4], "supported only if": PALETTE[5], "contradicted": PALETTE[2],
-              "cannot be checked": PALETTE[9]}
     base = alt.Chart(df, title=title).encode(
-        y=alt.Y("verdict:N", sort=list(counts), title=None), x=alt.X("claims:Q", title="claims"))
-    bar = base.mark_bar().encode(color=alt.Color("verdict:N", legend=None, scale=alt.Scale(
-        domain=list(colors), range=list(colors.values()))), tooltip=["verdict", "claims"])
+        y=alt.Y("verdict:N", sort=palette.order(df["verdict"]), title=None),
+        x=alt.X("claims:Q", title="claims", axis=alt.Axis(tickMinStep=1, format="d")))
+    bar = base.mark_bar().encode(color=palette.color("verdict", df["verdict"], legend=False),
+                                 tooltip=["verdict", "claims"])
     text = base.mark_text(align="left", dx=4).encode(text="claims:Q")
     return (bar + text).properties(width=CHART_WIDTH, height=120)
 
 
-__all__ = ["buildup_bars", "cost_vs_reliability", "interval_points", "break_even", "tornado", "verdict_bars",
-           "COMPONENT_LABELS"]
+__all__ = ["buildup_bars", "cost_vs_reliability", "interval_points", "break_even", "tornado", "top_assumption",
+           "verdict_bars", "COMPONENT_LABELS"]

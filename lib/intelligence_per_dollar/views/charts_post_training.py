@@ -8,6 +8,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from intelligence_per_dollar.views import palette
 from intelligence_per_dollar.views.charts import CHART_WIDTH, _check_columns
 
 
@@ -17,11 +18,13 @@ def stacked_bars(df: pd.DataFrame, *, x: str, y: str, color: str, title: str, y_
     """One bar per ``x`` made of ``color`` segments of height ``y`` (e.g. RL step time by stage)."""
     _check_columns(df, (x, y, color), "stacked_bars")
     sel = alt.selection_point(fields=[color], bind="legend")
+    domain, _ = palette.colours_for(df[color], stack_order)
+    df = df.assign(_stack=df[color].map({v: i for i, v in enumerate(domain)}))
     return alt.Chart(df, title=title).mark_bar().properties(width=CHART_WIDTH).encode(
         x=alt.X(f"{x}:N", sort=sort, title=None, axis=alt.Axis(labelAngle=-20)),
         y=alt.Y(f"{y}:Q", title=y_title, stack="zero"),
-        color=alt.Color(f"{color}:N", title=None, sort=stack_order),
-        order=alt.Order(f"{color}:N"),
+        color=palette.color(color, df[color], sort=stack_order),
+        order=alt.Order("_stack:Q"),
         opacity=alt.condition(sel, alt.value(1.0), alt.value(0.3)),
         tooltip=tooltip or [x, color, alt.Tooltip(f"{y}:Q", format=",.3~g")],
     ).add_params(sel)
@@ -38,9 +41,9 @@ def frontier(df: pd.DataFrame, *, x: str = "tokens_per_s_per_user", y: str = "ou
             tips.append(alt.Tooltip(f"{extra}:Q", format=",.3~g"))
     sel = alt.selection_point(fields=[color], bind="legend")
     return alt.Chart(df, title=title).mark_line(point=False).properties(width=CHART_WIDTH).encode(
-        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log")),
-        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log")),
-        color=alt.Color(f"{color}:N", title=None),
+        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format=",~g")),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"), axis=alt.Axis(format=",~g")),
+        color=palette.color(color, df[color]),
         opacity=alt.condition(sel, alt.value(1.0), alt.value(0.2)),
         tooltip=tips,
     ).add_params(sel)

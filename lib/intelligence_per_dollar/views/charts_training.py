@@ -8,10 +8,11 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from intelligence_per_dollar.views.charts import CHART_WIDTH, PALETTE, _check_columns
+from intelligence_per_dollar.views import palette
+from intelligence_per_dollar.views.charts import CHART_WIDTH, _check_columns
 
 __all__ = ["decomposition_bars", "memory_stacked", "predicted_vs_measured", "time_stacked",
-           "regime_bars", "sensitivity_dots"]
+           "regime_bars", "sensitivity_dots", "ratio_distribution", "driver_bars"]
 
 
 def decomposition_bars(df: pd.DataFrame, *, title: str, claim: float = 0.25) -> alt.LayerChart:
@@ -24,23 +25,25 @@ def decomposition_bars(df: pd.DataFrame, *, title: str, claim: float = 0.25) -> 
         y=alt.Y("ratio_to_old:Q", title="GPUs needed, relative to the baseline", scale=alt.Scale(domain=[0, 1.05])),
         tooltip=["step", alt.Tooltip("ratio_to_old:Q", format=".3f"), alt.Tooltip("factor:Q", format=".3f")],
     ).properties(width=CHART_WIDTH)
-    bars = base.mark_bar(color=PALETTE[0])
+    bars = base.mark_bar(color=palette.MUTED)
     text = base.mark_text(dy=-6, fontSize=10).encode(text=alt.Text("ratio_to_old:Q", format=".2f"))
     rule = alt.Chart(pd.DataFrame({"y": [claim], "label": [f"claimed {claim:g}"]})).mark_rule(
-        strokeDash=[6, 3], color=PALETTE[2]).encode(y="y:Q", tooltip=["label"])
+        strokeDash=[6, 3], color=palette.REFERENCE).encode(y="y:Q", tooltip=["label"])
     return bars + text + rule
 
 
 def regime_bars(df: pd.DataFrame, *, title: str, order=None) -> alt.LayerChart:
-    """GPUs needed per accelerator (log scale), one bar per sizing regime side by side, labelled.
+    """GPUs needed per accelerator, one bar per sizing regime side by side, labelled, on a linear
+    axis from zero (a bar on a log axis has no base: it would draw with zero height).
     Columns: ``accelerator``, ``regime``, ``gpus`` (rows without GPUs are left out)."""
     _check_columns(df, ("accelerator", "regime", "gpus"), "regime_bars")
     d = df.dropna(subset=["gpus"])
     base = alt.Chart(d, title=title).encode(
-        x=alt.X("accelerator:N", sort=list(order) if order is not None else None, title=None),
-        xOffset=alt.XOffset("regime:N"),
-        y=alt.Y("gpus:Q", title="GPUs (log)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
-        color=alt.Color("regime:N", title=None, scale=alt.Scale(range=[PALETTE[0], PALETTE[1]])),
+        x=alt.X("accelerator:N", sort=list(order) if order is not None else palette.order(d["accelerator"]),
+                title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("regime:N", sort=palette.order(d["regime"])),
+        y=alt.Y("gpus:Q", title="GPUs", scale=alt.Scale(zero=True), axis=alt.Axis(format="~s")),
+        color=palette.color("regime", d["regime"]),
         tooltip=["accelerator", "regime", alt.Tooltip("gpus:Q", format=",.0f")],
     ).properties(width=CHART_WIDTH)
     return base.mark_bar() + base.mark_text(dy=-6, fontSize=9).encode(text=alt.Text("gpus:Q", format=".3~s"))
@@ -57,7 +60,7 @@ def sensitivity_dots(df: pd.DataFrame, *, title: str, claim: float = 0.25, centr
     base = alt.Chart(d, title=title).encode(
         y=alt.Y("parameter:N", title=None, sort=list(dict.fromkeys(d["parameter"]))),
         x=alt.X("ratio:Q", title="GPUs needed: Vera Rubin / GB200", scale=alt.Scale(domain=[0, hi])),
-        color=alt.Color("regime:N", title=None),
+        color=palette.color("regime", d["regime"]),
         tooltip=["parameter", "label", "regime", alt.Tooltip("ratio:Q", format=".3f")],
     ).properties(width=CHART_WIDTH)
     dots = base.mark_circle(size=90, opacity=0.85)
@@ -74,17 +77,19 @@ def sensitivity_dots(df: pd.DataFrame, *, title: str, claim: float = 0.25, centr
 
 
 def memory_stacked(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
-    """Stacked bars of memory per GPU by part (columns ``accelerator``, ``part``, ``bytes``) with
-    each accelerator's usable HBM (column ``usable_bytes``) as a tick."""
+    """Stacked bars of memory per GPU by part (columns ``accelerator``, ``part``, ``bytes``) in GB,
+    with each accelerator's usable HBM (column ``usable_bytes``) as a tick."""
     _check_columns(df, ("accelerator", "part", "bytes", "usable_bytes"), "memory_stacked")
-    bars = alt.Chart(df, title=title).mark_bar().encode(
-        x=alt.X("accelerator:N", title=None), y=alt.Y("sum(bytes):Q", title="bytes per GPU", axis=alt.Axis(format="~s")),
-        color=alt.Color("part:N", title=None),
-        tooltip=["accelerator", "part", alt.Tooltip("bytes:Q", format=".3~s")],
+    d = df.assign(gb=df["bytes"] / 1e9, usable_gb=df["usable_bytes"] / 1e9)
+    x = alt.X("accelerator:N", title=None, sort=palette.order(d["accelerator"]), axis=alt.Axis(labelAngle=0))
+    bars = alt.Chart(d, title=title).mark_bar().encode(
+        x=x, y=alt.Y("sum(gb):Q", title="memory per GPU (GB)"),
+        color=palette.color("part", d["part"]),
+        tooltip=["accelerator", "part", alt.Tooltip("gb:Q", format=",.1f", title="GB")],
     ).properties(width=CHART_WIDTH)
-    cap = df.drop_duplicates("accelerator")
-    ticks = alt.Chart(cap).mark_tick(color="black", thickness=2, size=40).encode(
-        x="accelerator:N", y="usable_bytes:Q", tooltip=[alt.Tooltip("usable_bytes:Q", title="usable HBM", format=".3~s")])
+    cap = d.drop_duplicates("accelerator")
+    ticks = alt.Chart(cap).mark_tick(color=palette.REFERENCE, thickness=2, size=40).encode(
+        x=x, y="usable_gb:Q", tooltip=[alt.Tooltip("usable_gb:Q", title="usable HBM (GB)", format=",.0f")])
     return bars + ticks
 
 
@@ -92,9 +97,9 @@ def time_stacked(df: pd.DataFrame, *, title: str) -> alt.Chart:
     """Stacked bars of the share of step time by part (columns ``accelerator``, ``part``, ``share``)."""
     _check_columns(df, ("accelerator", "part", "share"), "time_stacked")
     return alt.Chart(df, title=title).mark_bar().encode(
-        x=alt.X("accelerator:N", title=None), y=alt.Y("sum(share):Q", title="share of the step time",
-                                                    axis=alt.Axis(format="%")),
-        color=alt.Color("part:N", title=None),
+        x=alt.X("accelerator:N", title=None, sort=palette.order(df["accelerator"]), axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("sum(share):Q", title="share of the step time", axis=alt.Axis(format="%")),
+        color=palette.color("part", df["part"]),
         tooltip=["accelerator", "part", alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=CHART_WIDTH)
 
@@ -108,7 +113,7 @@ def predicted_vs_measured(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
     pts = alt.Chart(d, title=title).mark_circle(size=70).encode(
         x=alt.X("case:N", sort=list(d["case"]), title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("ratio:Q", title="predicted / measured", scale=alt.Scale(type="log", domain=[0.4, 2.5])),
-        color=alt.Color("group:N", title=None),
+        color=palette.color("group", d["group"]),
         opacity=alt.condition(sel, alt.value(0.9), alt.value(0.15)),
         tooltip=["case", "group", "unit", alt.Tooltip("measured:Q", format=",.4~g"),
                  alt.Tooltip("predicted:Q", format=",.4~g"), alt.Tooltip("error:Q", format="+.1%")],
@@ -116,3 +121,41 @@ def predicted_vs_measured(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
     band = pd.DataFrame({"y": [0.9, 1.0, 1.1], "label": ["-10%", "exact", "+10%"]})
     rules = alt.Chart(band).mark_rule(strokeDash=[4, 4], color="grey").encode(y="y:Q", tooltip=["label"])
     return rules + pts
+
+
+def ratio_distribution(df: pd.DataFrame, *, title: str, bar: float, claim: float = 0.25) -> alt.LayerChart:
+    """Histogram of the sampled GPU ratio (columns ``ratio``, ``regime``; samples with an
+    unbounded ratio are left out), stacked by regime, with the claimed ratio (dashed) and the
+    largest ratio that still reproduces it (dotted): samples left of the dotted rule meet the claim."""
+    _check_columns(df, ("ratio", "regime"), "ratio_distribution")
+    d = df[pd.to_numeric(df["ratio"]).between(0, float("inf"), inclusive="left")]
+    bars = alt.Chart(d, title=title).mark_bar(opacity=0.85).encode(
+        x=alt.X("ratio:Q", bin=alt.Bin(step=0.02), title="GPUs needed: Vera Rubin / GB200"),
+        y=alt.Y("count():Q", title="samples", stack=True),
+        color=palette.color("regime", d["regime"]),
+        tooltip=["regime", alt.Tooltip("count():Q", title="samples")],
+    ).properties(width=CHART_WIDTH)
+    rules = pd.DataFrame({"x": [claim, bar], "label": [f"claimed {claim:g}", f"reproduces it up to {bar:.3g}"],
+                          "dash": ["claimed", "bar"]})
+    rule = alt.Chart(rules).mark_rule(color=palette.REFERENCE).encode(
+        x="x:Q", tooltip=["label"],
+        strokeDash=alt.StrokeDash("dash:N", scale=alt.Scale(domain=["claimed", "bar"], range=[[6, 3], [2, 2]]),
+                                  legend=None))
+    return bars + rule
+
+
+def driver_bars(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
+    """Global sensitivity: one horizontal bar per sampled assumption at its partial rank
+    correlation with the GPU ratio (columns ``label``, ``prcc``), strongest first; right of zero,
+    raising the assumption raises the ratio (fewer GPUs saved)."""
+    _check_columns(df, ("label", "prcc"), "driver_bars")
+    d = df.dropna(subset=["prcc"]).assign(direction=lambda x: ["raises the ratio" if v > 0 else "lowers the ratio"
+                                                               for v in x["prcc"]])
+    base = alt.Chart(d, title=title).encode(
+        y=alt.Y("label:N", sort=list(d["label"]), title=None),
+        x=alt.X("prcc:Q", title="partial rank correlation with the GPU ratio", scale=alt.Scale(domain=[-1, 1])),
+        tooltip=["label", alt.Tooltip("prcc:Q", format="+.2f")],
+    ).properties(width=CHART_WIDTH)
+    bars = base.mark_bar().encode(color=palette.color("direction", d["direction"], legend=False))
+    text = base.mark_text(align="left", dx=4, fontSize=9).encode(text=alt.Text("prcc:Q", format="+.2f"))
+    return bars + text

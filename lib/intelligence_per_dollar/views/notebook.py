@@ -79,13 +79,50 @@ def read_records(nb_path) -> dict[str, dict]:
     return out
 
 
-def show_table(df: pd.DataFrame, formats: Mapping[str, str] | None = None, *, caption: str | None = None):
-    """Display ``df`` without its index, with per-column format strings (``'{:.3g}'`` or a callable)."""
-    from IPython.display import display
+#: MIME type of a long table's full version: the static book collects these into its appendix page.
+APPENDIX_MIME = "application/vnd.ipd.appendix+json"
 
-    sty = df.style.hide(axis="index")
-    if formats:
-        sty = sty.format({k: v for k, v in formats.items() if k in df.columns}, na_rep="—")
-    if caption:
-        sty = sty.set_caption(caption)
-    display(sty)
+
+def show_table(df: pd.DataFrame, formats: Mapping[str, object] | None = None, *, caption: str | None = None,
+               appendix: str | None = None, summary: pd.DataFrame | None = None,
+               summary_formats: Mapping[str, object] | None = None):
+    """Display ``df`` as the book's table (:func:`views.tables.table_html`: headers in words with
+    units, values rounded, booleans as words). ``formats`` maps a column to a format string
+    (``'{:.3g}'``) or a callable.
+
+    A long table goes to the appendix: with ``appendix`` (its title) the chapter shows ``summary``
+    (or, without one, the first rows) and a link, and the full table is displayed under
+    :data:`APPENDIX_MIME` for the book build to put on the appendix page.
+    """
+    from IPython.display import HTML, display
+
+    from intelligence_per_dollar.views import tables
+
+    if appendix is None:
+        display(HTML(tables.table_html(df, formats, caption=caption)))
+        return
+    anchor = appendix_anchor(appendix)
+    shown = summary if summary is not None else df.head(10)
+    note = (f"{caption + ' ' if caption else ''}The full table ({len(df):,} rows) is in the "
+            f"<a href='../appendix.html#{anchor}'>appendix: {appendix}</a>.")
+    display(HTML(tables.table_html(shown, summary_formats if summary is not None else formats, caption=note)))
+    full = tables.table_html(df, formats)
+    display({APPENDIX_MIME: {"title": appendix, "anchor": anchor, "rows": int(len(df)), "html": full},
+             "text/plain": f"[appendix table: {appendix}, {len(df)} rows]"}, raw=True)
+
+
+def appendix_anchor(title: str) -> str:
+    """The id of an appendix table's section (what Sphinx makes of its heading)."""
+    from docutils.nodes import make_id
+
+    return make_id(title)
+
+
+def figure(chart, caption: str):
+    """Display ``chart`` with a caption that states its takeaway; the book numbers it ("Figure 2.3.")."""
+    from IPython.display import HTML, display
+
+    from intelligence_per_dollar.views import tables
+
+    display(chart)
+    display(HTML(f"<p class='ipd-caption'>{tables.caption_html('Figure', caption)}</p>"))

@@ -175,7 +175,9 @@ def _table_html(table) -> str:
     if isinstance(table, str):
         return table
     if isinstance(table, pd.DataFrame):
-        return table.to_html(index=False, border=0, classes="ipd-headline", float_format=lambda v: f"{v:,.4g}")
+        from intelligence_per_dollar.views import tables
+
+        return tables.table_html(table, escape=True, classes="ipd-headline")
     raise ValueError(f"render must return a DataFrame, an HTML string or None as the table, not {type(table).__name__}")
 
 

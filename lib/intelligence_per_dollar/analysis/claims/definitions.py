@@ -17,7 +17,7 @@ from intelligence_per_dollar.model import economics
 from intelligence_per_dollar.sources import io
 from intelligence_per_dollar.sources import assumptions as assumption_files
 
-VERDICTS = ("supported", "supported only if", "contradicted", "cannot be checked")
+VERDICTS = ("supported", "supported only if", "not reproduced", "contradicted", "cannot be checked")
 RULES = ("at_least", "at_most", "up_to", "equals", "headline", "price_below", "unverifiable")
 #: Columns of :func:`ledger.ledger`, in order.
 COLUMNS = ("id", "claim", "source", "claimed", "rule", "estimate", "p5", "p50", "p95", "unit", "interval", "verdict",

@@ -51,8 +51,9 @@ def ledger(assumption_overrides: Mapping[str, object] | None = None, *, n: int =
 
     ``assumption_overrides``: ``{name: value or (low, central, high)}`` replacing assumptions of
     :func:`all_assumptions` (a number fixes that input). ``n``/``seed``: Monte Carlo samples and
-    seed (same seed, same ledger). ``training_range``: also run chapter 2 at the low and high
-    active-parameter assumption (slower: two searches per accelerator). ``only``: ids to compute.
+    seed (same seed, same ledger). ``training_range``: judge the training claim on the joint
+    interval of chapter 2's GPU-ratio sweep (:mod:`intelligence_per_dollar.analysis.sweeps.gpu_ratio`,
+    cached; minutes when cold), else on the central case alone. ``only``: ids to compute.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 100:
         raise ValueError(f"parameter n={n!r} is not allowed; expected an integer >= 100")
@@ -97,5 +98,6 @@ def ledger_view(ledger: pd.DataFrame) -> pd.DataFrame:
         link=[f'<a href="{lnk.removeprefix("nbs/")}">{sec or "chapter"}</a>'
               for lnk, sec in zip(ledger["link"], ledger["section"])],
         source=[f'<a href="{u}">{u.split("/")[2] if u.startswith("http") else u}</a>' for u in ledger["source"]],
-        verdict=[v + (f" {c}" if v == "supported only if" else "") for v, c in zip(ledger["verdict"], ledger["condition"])],
+        verdict=[v + (f" {c}" if v == "supported only if" else f" (it would need {c})" if v == "not reproduced" and c
+                      else "") for v, c in zip(ledger["verdict"], ledger["condition"])],
     )[["claim", "source", "estimate", "verdict", "deciding_assumption", "link"]]

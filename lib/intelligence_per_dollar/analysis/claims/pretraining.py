@@ -3,8 +3,9 @@ reference and candidate accelerators, their ratio, and the training throughput t
 model's pretraining.
 
 The workload (10T parameters, 100T tokens, 30 days, sequence length, precision, the accelerators
-compared) is :func:`workloads.training`; its active parameters, which NVIDIA does not state, are
-the ranged assumption the workload names. Each search takes seconds, so results are cached.
+compared, the regime its claim is judged in) is :func:`workloads.training`; its active parameters,
+which NVIDIA does not state, are the ranged assumption the workload names. Each search takes
+about a second; :func:`training.deadline` memoises them.
 """
 
 from __future__ import annotations
@@ -19,34 +20,29 @@ LIFECYCLE_SEQ_LEN = 8192
 LIFECYCLE_GLOBAL_BATCH_TOKENS = 16 * 2**20
 
 
-@functools.lru_cache(maxsize=64)
-def _deadline(active_params: float, accelerator: str, precision: str, total_params: float, tokens: float,
-              days: float, seq_len: int) -> training.Deadline:
-    model = architecture.from_total_active(total_params, active_params)
-    return training.gpus_for_deadline(model, accelerator, precision, tokens, days, seq_len)
-
-
-def training_gpus(active_params: float, accelerator: str, precision: str | None = None) -> training.Deadline:
-    """Chapter 2's :func:`training.gpus_for_deadline` for the 10T workload on ``accelerator`` (cached).
-
-    ``precision`` defaults to the workload's.
-    """
+def training_gpus(active_params: float, accelerator: str, precision: str | None = None,
+                  regime: str | None = None) -> training.Deadline:
+    """Chapter 2's deadline search (:func:`training.deadline`, memoised) for the 10T workload on
+    ``accelerator``. ``precision`` defaults to the workload's, ``regime`` to the regime its claim
+    is judged in (``claim_regime``)."""
     w = workloads.training()
-    return _deadline(float(active_params), accelerator, precision or w.precision, float(w.total_params),
-                     float(w.tokens), float(w.days), int(w.seq_len))
+    model = architecture.from_total_active(float(w.total_params), float(active_params))
+    return training.deadline(model, accelerator, precision or w.precision, tokens=float(w.tokens), days=float(w.days),
+                             seq_len=int(w.seq_len), regime=regime or w.claim_regime)
 
 
-def training_gpu_ratio(active_params: float, precision: str | None = None
+def training_gpu_ratio(active_params: float, precision: str | None = None, regime: str | None = None
                        ) -> tuple[float, training.Deadline, training.Deadline]:
-    """``(reference GPUs / candidate GPUs, reference deadline, candidate deadline)`` for the 10T workload.
+    """``(reference GPUs / candidate GPUs, reference deadline, candidate deadline)`` for the 10T
+    workload in ``regime`` (default: the claim's, :func:`training_gpus`).
 
     The accelerators are the workload's. NaN (not an error) when the candidate cannot meet the
     deadline; +inf when only the reference cannot (no number of its racks up to chapter 2's search
     limit trains in time).
     """
     w = workloads.training()
-    ref = training_gpus(active_params, w.reference_accelerator, precision)
-    cand = training_gpus(active_params, w.candidate_accelerator, precision)
+    ref = training_gpus(active_params, w.reference_accelerator, precision, regime)
+    cand = training_gpus(active_params, w.candidate_accelerator, precision, regime)
     if not cand.feasible:
         return float("nan"), ref, cand
     if not ref.feasible:

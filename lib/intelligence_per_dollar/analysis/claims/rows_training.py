@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from intelligence_per_dollar.analysis.claims.definitions import CANDIDATE_SYSTEM, REFERENCE_SYSTEM, Claim
 from intelligence_per_dollar.analysis.claims.intervals import interval_text, mc
 from intelligence_per_dollar.analysis.claims.pretraining import training_gpu_ratio
 from intelligence_per_dollar.analysis.claims.row import Context, Row
-from intelligence_per_dollar.analysis.claims.verdicts import Verdict, decide, meets_claim
+from intelligence_per_dollar.analysis.claims.verdicts import Verdict, decide
+from intelligence_per_dollar.analysis.sweeps import gpu_ratio
 from intelligence_per_dollar.model import economics
 from intelligence_per_dollar.sources import io, workloads
 
@@ -34,32 +33,48 @@ def _side(d) -> str:
     return f"{d.gpus:,} GPUs ({d.racks} racks, MFU {d.estimate.mfu:.1%}, {d.days_needed:.1f} days)"
 
 
+def _inverse(v: float) -> float:
+    """1 / v, with 1 / 0 = +inf (a reference that cannot meet the deadline) and 1 / inf = 0."""
+    return math.inf if v == 0 else 1.0 / v
+
+
+def _joint(ctx: Context, claimed_gpu_ratio: float, tolerance: float) -> gpu_ratio.RatioUncertainty:
+    """The joint sweep of chapter 2 (cached), with the ledger's active-parameter range and precision."""
+    w = workloads.training()
+    s = gpu_ratio.spec(active_params=ctx.recs[w.active_params_assumption], precision=ctx.training_precision)
+    return gpu_ratio.summarise(gpu_ratio.table(s), s, claimed_gpu_ratio, tolerance)
+
+
 def training_row(c: Claim, ctx: Context) -> Row:
-    """Reference GPUs over candidate GPUs for the 10T target, over the active-parameter range."""
+    """Reference GPUs over candidate GPUs for the 10T target in the claim's regime: the central
+    case, and the joint interval of chapter 2's sweep (every deciding assumption sampled together,
+    the model's validated error included; :mod:`intelligence_per_dollar.analysis.sweeps.gpu_ratio`)."""
     w = workloads.training()
     claimed, tol = _claim_as_workload_states(c)
     a = ctx.recs[w.active_params_assumption]
-    points = [a.low, a.central, a.high] if ctx.training_range else [a.central]
-    ratios = {act: training_gpu_ratio(act, ctx.training_precision)[0] for act in points}
     r_c, ref, cand = training_gpu_ratio(a.central, ctx.training_precision)
-    vals = np.array([v for v in ratios.values() if not math.isnan(v)])
     row = Row(c, deciding=f"{w.active_params_assumption} (NVIDIA states none)")
-    if math.isnan(r_c) or vals.size == 0:
+    if math.isnan(r_c):
         row.detail = f"{ref.message}; {cand.message}"
         row.verdict = Verdict("cannot be checked", f"{CANDIDATE_SYSTEM} cannot meet the deadline in chapter 2's model")
         return row
-    row.p5, row.p50, row.p95 = float(vals.min()), float(r_c), float(vals.max())
-    row.interval = (f"range over active parameters {a.low / 1e12:g}-{a.high / 1e12:g}T (central {a.central / 1e12:g}T)"
-                    if ctx.training_range else "central assumptions only")
+    row.detail = (f"{w.claim_regime} regime, central assumptions: {REFERENCE_SYSTEM}: {_side(ref)}; "
+                  f"{CANDIDATE_SYSTEM}: {_side(cand)}; {ctx.training_precision}, {w.tokens / 1e12:g}T tokens, "
+                  f"{w.days:g} days")
+    if not ctx.training_range:
+        row.p5 = row.p50 = row.p95 = float(r_c)
+        row.interval = f"central assumptions only ({w.claim_regime} regime)"
+        row.estimate = interval_text(row.p5, row.p50, row.p95) + "x"
+        row.verdict = decide(c.rule, claimed, row.p5, row.p50, row.p95, tol)
+        return row
+    u = _joint(ctx, w.claimed_gpu_ratio, tol)
+    # the sweep's ratio is candidate / reference GPUs; the ledger states the claim as its inverse
+    row.p5, row.p50, row.p95 = (_inverse(v) for v in (u.p95, u.p50, u.p5))
+    row.interval = (f"joint sweep of chapter 2: {u.samples} samples of {len(u.drivers)} assumptions drawn together "
+                    f"(model error included), p5-p95; central case {r_c:.2f}x")
     row.estimate = interval_text(row.p5, row.p50, row.p95) + "x"
-    row.detail = (f"{REFERENCE_SYSTEM}: {_side(ref)}; {CANDIDATE_SYSTEM}: {_side(cand)}; "
-                  f"{ctx.training_precision}, {w.tokens / 1e12:g}T tokens, {w.days:g} days")
-    meets = [act for act, v in ratios.items() if math.isfinite(v) and meets_claim(v, claimed, tol, c.rule)]
-    cond = ""
-    if meets:
-        cond = (f"the model has {min(meets) / 1e12:g}-{max(meets) / 1e12:g}T active parameters "
-                f"(the ratio reaches {claimed:g}x there)")
-    row.verdict = decide(c.rule, claimed, row.p5, row.p50, row.p95, tol, condition=cond)
+    row.deciding = ", ".join(u.top(2))
+    row.verdict = decide(c.rule, claimed, row.p5, row.p50, row.p95, tol, condition=gpu_ratio.condition(u))
     return row
 
 

@@ -1,14 +1,19 @@
 """Verdict rules: from the book's interval (p5, p50, p95) to *supported*, *supported only if*,
-*contradicted* or *cannot be checked*.
+*not reproduced*, *contradicted* or *cannot be checked*.
+
+*Not reproduced* and *contradicted* differ in what the evidence excludes: a claim is *not
+reproduced* when the book's central estimate (p50) misses it but the interval still reaches it
+(the claim needs the assumptions at one end of their ranges), and *contradicted* only when the
+whole interval misses it.
 
 Rules (``rule`` column of ``data/claims/claims.csv``; c = claimed value, t = tolerance, p5/p50/p95
 the book's interval, bar = :func:`claim_bar`):
 
 * ``at_least`` (the quantity is c or more; bar = c / (1 + t)): *supported* if p5 >= bar;
-  *contradicted* if p95 < bar; otherwise *supported only if* the deciding assumption sits where
-  the estimate reaches the bar.
-* ``at_most`` (bar = c (1 + t)): *supported* if p95 <= bar; *contradicted* if p5 > bar; otherwise
-  *supported only if* ...
+  *supported only if* p50 >= bar (the condition says where the deciding assumption must sit);
+  *not reproduced* if p50 < bar <= p95; *contradicted* if p95 < bar.
+* ``at_most`` (bar = c (1 + t)): the mirror image: *supported* if p95 <= bar; *supported only if*
+  p50 <= bar; *not reproduced* if p5 <= bar < p50; *contradicted* if p5 > bar.
 * ``up_to`` ("up to c", a best case; bar = c / (1 + t)): judged on the best operating point:
   *supported* if its p50 >= bar; *supported only if* if only p95 reaches it; *contradicted* if
   p95 < bar.
@@ -84,7 +89,9 @@ def _one_sided(rule: str, claimed: float, t: float, p5: float, p50: float, p95: 
         return Verdict("supported")
     if not meets_claim(best, claimed, t, rule):
         return Verdict("contradicted")
-    return Verdict("supported only if", condition)
+    if meets_claim(p50, claimed, t, rule):
+        return Verdict("supported only if", condition)
+    return Verdict("not reproduced", condition)
 
 
 def _headline(claimed: float, t: float, p50: float, condition: str, dense_ratio: float | None) -> Verdict:

@@ -26,14 +26,16 @@ A scenario file looks like::
 
 Anything omitted takes the notebook's default. Every problem (unknown chapter or key, wrong type,
 value out of range) is collected into one :class:`ScenarioError` that names the file, line, key
-path, value and what is allowed. YAML is read with :func:`yaml.safe_load` only; values stay plain
-data (papermill writes them into the notebook as Python literals).
+path, value and what is allowed. YAML is read with PyYAML's safe constructors, bounded in size,
+values and depth, with aliases refused; values stay plain data (papermill writes them into the
+notebook as Python literals), and a quoted value is a string, never a number.
 
 The modules, in the order data flows through them:
 
 * :mod:`~intelligence_per_dollar.app.scenario.constraints` - what a value may be;
 * :mod:`~intelligence_per_dollar.app.scenario.schema` - each chapter's parameters, from its notebook;
-* :mod:`~intelligence_per_dollar.app.scenario.validation` - reading and validating a file;
+* :mod:`~intelligence_per_dollar.app.scenario.reading` - reading a file safely (bounded, no aliases);
+* :mod:`~intelligence_per_dollar.app.scenario.validation` - validating what was read;
 * :mod:`~intelligence_per_dollar.app.scenario.cache` - executing chapters under a scenario, reused.
 
 This package re-exports what the CLI and the tests use.

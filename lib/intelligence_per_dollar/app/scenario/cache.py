@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-import intelligence_per_dollar
+from intelligence_per_dollar.app import outputs
 from intelligence_per_dollar.app.scenario.schema import chapters
 from intelligence_per_dollar.app.scenario.validation import Scenario
 from intelligence_per_dollar.sources import io
@@ -29,18 +29,8 @@ def cache_dir() -> Path:
     return Path(env) if env else io.repo_root() / "build" / ".cache" / "chapters"
 
 
-def _code_fingerprint() -> str:
-    """Hash of the library's source and the data folder: a cached execution is reused only if
-    neither changed (scenario files themselves are excluded)."""
-    h = hashlib.sha256()
-    lib = Path(intelligence_per_dollar.__file__).resolve().parent
-    folders = [(lib, "**/*.py"), (io.data_dir(), "**/*")]
-    for base, pattern in folders:
-        for f in sorted(base.glob(pattern)):
-            if f.is_file() and "scenarios" not in f.relative_to(base).parts:
-                h.update(str(f.relative_to(base)).encode())
-                h.update(f.read_bytes())
-    return h.hexdigest()
+#: Hash of lib/ and data/ (:func:`io.code_fingerprint`); a name tests can replace.
+_code_fingerprint = io.code_fingerprint
 
 
 def cache_key(scn: Scenario, chapter: str) -> str:
@@ -63,7 +53,8 @@ def execute(scn: Scenario, chapter: str, *, cache: Path | str | None = None, reu
     if reuse and dst.exists():
         return dst
     cache.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".run-", dir=cache))
+    outputs.sweep(cache)  # what killed executions left
+    work = Path(tempfile.mkdtemp(prefix=outputs.work_prefix("run"), dir=cache))
     try:
         out = build.execute_chapter(chapter, work, scn.parameters(chapter))
         os.replace(out, dst)
@@ -77,10 +68,13 @@ def store(scn: Scenario, chapter: str, executed: Path, *, cache: Path | str | No
     cache = Path(cache) if cache is not None else cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     dst = cache / f"{chapter}-{cache_key(scn, chapter)}.ipynb"
-    fd, tmp = tempfile.mkstemp(prefix=".store-", dir=cache)
+    fd, tmp = tempfile.mkstemp(prefix=outputs.work_prefix("store"), dir=cache)
     os.close(fd)
-    shutil.copyfile(executed, tmp)
-    os.replace(tmp, dst)
+    try:
+        shutil.copyfile(executed, tmp)
+        os.replace(tmp, dst)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return dst
 
 

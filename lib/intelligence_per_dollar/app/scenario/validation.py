@@ -2,8 +2,9 @@
 value out of range, parameters that do not fit together) is collected into one
 :class:`ScenarioError` that names the file, line, key path, value and what is allowed.
 
-YAML is read with :func:`yaml.safe_load` only; values stay plain data (papermill writes them into
-the notebook as Python literals). Types and per-parameter constraints are checked by a pydantic
+YAML is read by :mod:`~intelligence_per_dollar.app.scenario.reading` (safe, bounded, no aliases);
+values stay plain data (papermill writes them into the notebook as Python literals), and a string
+is never turned into a number. Types and per-parameter constraints are checked by a pydantic
 model built from the chapters' parameters (:func:`model`); cross-parameter rules afterwards.
 """
 
@@ -16,12 +17,23 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from intelligence_per_dollar.app.scenario import reading
 from intelligence_per_dollar.app.scenario.constraints import RULES
 from intelligence_per_dollar.app.scenario.schema import Param, chapter_parameters, chapters, dependent_rules
 from intelligence_per_dollar.sources import io
 
 #: Top-level keys of a scenario file that are not chapters.
 META_KEYS = ("description",)
+
+
+#: Longest message (and "allowed" text) of one problem as printed.
+MAX_MESSAGE_CHARS = 400
+#: Most problems a :class:`ScenarioError` prints (all stay in ``problems``).
+MAX_PROBLEMS_SHOWN = 50
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,10 +56,10 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        msg = self.message
+        msg = _cut(self.message, MAX_MESSAGE_CHARS)
         if "allowed" not in msg and "known:" not in msg and self.allowed:
-            msg += f"; allowed: {self.allowed}"
-        return f"{where}: {self.key}: {msg}"
+            msg += f"; allowed: {_cut(self.allowed, MAX_MESSAGE_CHARS)}"
+        return f"{where}: {_cut(self.key, 120)}: {msg}"
 
 
 class ScenarioError(ValueError):
@@ -57,23 +69,14 @@ class ScenarioError(ValueError):
         self.problems = list(problems)
         n = len(self.problems)
         head = f"invalid scenario: {n} problem{'s' if n != 1 else ''}"
-        super().__init__(head + "\n" + "\n".join(f"  {p}" for p in self.problems))
-
-
-_NUMBER_RE = re.compile(r"^[+-]?(\d[\d_]*\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-
-
-def _numeric_string(v):
-    """YAML 1.1 reads ``1e14`` (no dot, no exponent sign) as a string; accept it as a number."""
-    if isinstance(v, str) and _NUMBER_RE.match(v.strip()):
-        t = v.strip().replace("_", "")
-        return float(t) if re.search(r"[.eE]", t) else int(t)
-    return v
+        shown = [f"  {p}" for p in self.problems[:MAX_PROBLEMS_SHOWN]]
+        if n > MAX_PROBLEMS_SHOWN:
+            shown.append(f"  ... and {n - MAX_PROBLEMS_SHOWN} more")
+        super().__init__(head + "\n" + "\n".join(shown))
 
 
 def _to_int(v):
-    """For integer parameters: numeric strings as numbers, whole floats (``1e9``) as ints."""
-    v = _numeric_string(v)
+    """For integer parameters: a whole float written as a number (``1e9``) is that integer."""
     if isinstance(v, float) and math.isfinite(v) and v.is_integer():
         return int(v)
     return v
@@ -89,23 +92,24 @@ def _pyd_type(p: Param):
     tp = p.type
     strict = {bool: Annotated[bool, Strict()], str: Annotated[str, Strict()],
               int: Annotated[int, Strict()], float: Annotated[float, Strict()]}
+    strict_float = strict[float]  # an int is a float; a string never is
     if tp is int:
         base = Annotated[strict[int], BeforeValidator(_to_int)]
     elif tp is float:
-        base = Annotated[strict[float], BeforeValidator(_numeric_string)]
+        base = strict_float
     elif tp in strict:
         base = strict[tp]
     elif typing.get_origin(tp) is list:
         (inner,) = typing.get_args(tp) or (typing.Any,)
         inner_t = strict.get(inner, inner)
         if inner in (int, float):
-            inner_t = Annotated[inner_t, BeforeValidator(_to_int if inner is int else _numeric_string)]
+            inner_t = Annotated[inner_t, BeforeValidator(_to_int)] if inner is int else strict_float
         base = list[inner_t]
     elif typing.get_origin(tp) is dict:
         _, inner = typing.get_args(tp) or (str, typing.Any)
         inner_t = strict.get(inner, inner)
         if inner in (int, float):
-            inner_t = Annotated[inner_t, BeforeValidator(_to_int if inner is int else _numeric_string)]
+            inner_t = Annotated[inner_t, BeforeValidator(_to_int)] if inner is int else strict_float
         base = dict[Annotated[str, Strict()], inner_t]
     else:
         base = typing.Any
@@ -164,40 +168,6 @@ class Scenario:
         return {ch: dict(v) for ch, v in self.overrides.items() if v}
 
 
-def _yaml_index(text: str, file: str) -> tuple[dict[tuple, int], list[Problem]]:
-    """One walk of the YAML node tree (composed by the safe loader): key path -> 1-based line,
-    and the keys given twice in one mapping (``yaml.safe_load`` would silently keep the last)."""
-    import yaml
-
-    lines: dict[tuple, int] = {}
-    probs: list[Problem] = []
-
-    def walk(node, path):
-        lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
-            for k, v in node.value:
-                key = k.value if isinstance(k, yaml.ScalarNode) else None
-                line = k.start_mark.line + 1
-                if key in seen:
-                    probs.append(Problem(file, path + (key,), None,
-                                         f"key given twice (lines {seen[key]} and {line})", "each key once", line))
-                seen[key] = line
-                walk(v, path + (key,))
-                lines[path + (key,)] = line
-        elif isinstance(node, yaml.SequenceNode):
-            for i, v in enumerate(node.value):
-                walk(v, path + (i,))
-
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return lines, probs
-    if root is not None:
-        walk(root, ())
-    return lines, probs
-
-
 def _line_for(lines: Mapping[tuple, int], path: tuple) -> int | None:
     p = tuple(str(x) if not isinstance(x, int) else x for x in path)
     while p:
@@ -208,35 +178,29 @@ def _line_for(lines: Mapping[tuple, int], path: tuple) -> int | None:
 
 
 def load(path: str | os.PathLike) -> Scenario:
-    """Read and validate a scenario file; raise :class:`ScenarioError` listing every problem."""
-    import yaml
+    """Read and validate a scenario file; raise :class:`ScenarioError` listing every problem.
 
-    path = Path(path)
+    Reading is bounded (:mod:`~intelligence_per_dollar.app.scenario.reading`): size, values,
+    nesting; aliases are refused; quoted values stay strings."""
     file = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as ex:
-        raise ScenarioError([Problem(file, (), None, f"cannot read the file: {ex}", "a readable UTF-8 YAML file")]) \
-            from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as ex:
-        mark = getattr(ex, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        msg = " ".join(str(ex).split())
-        raise ScenarioError([Problem(file, (), None, f"not valid YAML (or a YAML tag the safe loader refuses): {msg}",
-                                     "plain YAML: mappings, lists, strings, numbers, booleans", line)]) from None
-    return validate(data, source=file, _text=text)
+        data, node = reading.parse(reading.read_text(Path(path)))
+    except reading.ReadError as ex:
+        raise ScenarioError([Problem(file, (), None, ex.message, ex.allowed, ex.line)]) from None
+    return validate(data, source=file, _node=node)
 
 
 def validate(data: Any, *, source: str = "<scenario>", chapter_list: Sequence[str] | None = None,
-             _text: str | None = None) -> Scenario:
+             _node=None) -> Scenario:
     """Validate already-parsed scenario data (a mapping; ``None`` means all defaults).
 
     ``chapter_list``: the chapters a scenario may set (default :func:`chapters`, the book's).
-    Every problem is collected into one :class:`ScenarioError`.
+    Every problem is collected into one :class:`ScenarioError`. Values are taken as they are:
+    a string is not a number (``"2026"`` for an integer parameter is a problem, not 2026).
     """
-    lines, problems = _yaml_index(_text, source) if _text is not None else ({}, [])
+    lines, twice = reading.index(_node)
+    problems = [Problem(source, path, None, f"key given twice (lines {first} and {line})", "each key once", line)
+                for path, first, line in twice]
     data = {} if data is None else data
     known = tuple(chapter_list) if chapter_list is not None else chapters()
     if not isinstance(data, dict):

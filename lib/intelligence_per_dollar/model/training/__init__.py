@@ -16,6 +16,7 @@ The evaluator is a chain of named stages, each a module testable alone:
 * :mod:`.optimizer` -- the Adam step;
 * :mod:`.evaluator` -- composes the stages into step time and memory;
 * :mod:`.search`, :mod:`.estimator` -- candidate layouts, the fastest that fits, :class:`Estimate`;
+* :mod:`.exact` -- exact searches over the GPUs in use (idle GPUs allowed; fewest racks for a step limit);
 * :mod:`.sizing`, :mod:`.regimes` -- GPUs for a deadline in both sizing regimes (memoised);
 * :mod:`.decomposition` -- which accelerator attribute a GPU ratio comes from.
 
@@ -24,7 +25,7 @@ its public API.
 """
 
 from intelligence_per_dollar.model.training.context import (PARALLELISM_KEYS, PRECISIONS, RECOMPUTE, Context,
-                                                            format_layout, make_context)
+                                                            ceiling_scale_range, format_layout, make_context)
 from intelligence_per_dollar.model.training.sizing import (GLOBAL_BATCH_TOKENS, THROUGHPUT_SEQS_PER_GPU, Deadline,
                                                              batch_tokens, gpus_for_deadline,
                                                              gpus_for_deadline_throughput, throughput_curve)
@@ -34,9 +35,11 @@ from intelligence_per_dollar.model.training.evaluator import evaluate
 from intelligence_per_dollar.model.training.regimes import (REGIMES, deadline, deadline_if_cached,
                                                             deadline_table, ratio_regime)
 from intelligence_per_dollar.model.training.search import JOB_BLOCK_GPUS, candidates
-from intelligence_per_dollar.model.training.stack import MEGATRON_2021, MODERN, MOE_LOAD_FACTOR, Stack
+from intelligence_per_dollar.model.training.stack import (DEEPSEEK_V3, FP4_KEPT_LAYER_FRACTION, FP4_KEPT_PRECISIONS,
+                                                          MEGATRON_2021, MODERN, MOE_LOAD_FACTOR, STACKS, Stack)
 
-__all__ = ["Stack", "MODERN", "MEGATRON_2021", "MOE_LOAD_FACTOR", "Context", "make_context", "PRECISIONS",
+__all__ = ["Stack", "MODERN", "MEGATRON_2021", "DEEPSEEK_V3", "STACKS", "MOE_LOAD_FACTOR", "FP4_KEPT_LAYER_FRACTION",
+           "FP4_KEPT_PRECISIONS", "ceiling_scale_range", "Context", "make_context", "PRECISIONS",
            "RECOMPUTE", "PARALLELISM_KEYS", "candidates", "evaluate", "JOB_BLOCK_GPUS", "Estimate", "estimate",
            "Deadline", "GLOBAL_BATCH_TOKENS", "THROUGHPUT_SEQS_PER_GPU", "batch_tokens", "gpus_for_deadline",
            "gpus_for_deadline_throughput", "throughput_curve", "REGIMES", "deadline", "deadline_if_cached",

@@ -9,9 +9,9 @@ the layers in BF16 (NVIDIA 2025, "Pretraining Large Language Models with NVFP4",
 
 from __future__ import annotations
 
-from intelligence_per_dollar.model import architecture, efficiency
+from intelligence_per_dollar.model import architecture, efficiency, peaks
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
-from intelligence_per_dollar.sources import models
+from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
@@ -25,17 +25,20 @@ GROUPED_GEMM_TILE_M = 128
 
 
 def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1):
-    """A transformer-layer GEMM at the training precision; under FP4 the recipe's BF16 share of
-    layers (``Stack.fp4_bf16_layer_fraction``) runs in BF16, so the time is the mix of both."""
+    """A transformer-layer GEMM at the training precision; under FP4 the recipe's share of layers
+    kept out of FP4 (``Stack.fp4_kept_layer_fraction``) runs in ``Stack.fp4_kept_precision``
+    (BF16 or FP8), so the time is the mix of both."""
     t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
                                output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
-    f = ctx.stack.fp4_bf16_layer_fraction if ctx.precision == "fp4" else 0.0
+    f = ctx.stack.fp4_kept_layer_fraction if ctx.precision == "fp4" else 0.0
     if f:
-        t16 = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
-                                     ceil=ctx.ceil, precision="bf16", operand_bytes=2.0,
-                                     output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
-        t = (1.0 - f) * t + f * t16
+        kept = ctx.stack.fp4_kept_precision
+        peak = ctx.bf16_peak if kept == "bf16" else peaks.dense_flop_per_s(ctx.acc, kept)
+        t_kept = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                        ceil=ctx.ceil, precision=kept, operand_bytes=hardware.BYTES_PER_ELEMENT[kept],
+                                        output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+        t = (1.0 - f) * t + f * t_kept
     return t
 
 
@@ -64,20 +67,20 @@ def dense_ffn_gemm_s(ctx: Context, lay: Layout):
     return gemm_s(ctx, T, (_gated(s) - 1) * s.d_ff / tp, s.d_model) + gemm_s(ctx, T, s.d_model, s.d_ff / tp)
 
 
-def moe_ffn_gemm_s(ctx: Context, lay: Layout):
+def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M):
     """Forward time of a MoE FFN: the EP rank's local experts as one grouped GEMM (Megatron-Core
     TEGroupedMLP), the shared experts split over TP, and the router (BF16). Expert tensor
     parallelism is 1, so the tokens of the whole TP x CP group reach the EP rank: tokens per local
     expert = T/tp x ep x top_k / experts (balanced), times the busiest rank's load factor; each
-    expert's rows are padded to the tile height. 0 for a dense model."""
+    expert's rows are padded to ``m_tile`` rows (the tile height). 0 for a dense model."""
     s, T, tp, ep = ctx.s, lay.tokens, lay.tp, lay.ep
     if not architecture.moe_layers(s):
         return 0.0
     d, gated = s.d_model, _gated(s)
     local_experts = s.experts / ep
     te = T / tp * ep * s.top_k / s.experts * ctx.stack.moe_load_factor
-    t = (gemm_s(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts, GROUPED_GEMM_TILE_M)
-         + gemm_s(ctx, te, d, s.expert_d_ff, local_experts, GROUPED_GEMM_TILE_M))
+    t = (gemm_s(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts, m_tile)
+         + gemm_s(ctx, te, d, s.expert_d_ff, local_experts, m_tile))
     t_router = gemm_bf16_s(ctx, T / tp, s.experts, d)  # gating logits (BF16/FP32, never FP8)
     if s.shared_experts:
         fs = s.shared_experts * s.expert_d_ff
@@ -151,7 +154,13 @@ def _quantize_s(ctx: Context, lay: Layout, moe: bool):
         return 0.0, 0.0
     hbm = ctx.hbm_effective_bytes_per_s
     qf, qb = quantize_bytes_per_token(ctx.s, moe, ctx.op_bytes)
-    share = 1.0 - (ctx.stack.fp4_bf16_layer_fraction if ctx.precision == "fp4" else 0.0)
+    if ctx.precision != "fp4":
+        return lay.tokens * qf / lay.tp / hbm, lay.tokens * qb / lay.tp / hbm
+    f = ctx.stack.fp4_kept_layer_fraction
+    share = 1.0 - f          # layers kept in BF16 cast nothing; kept in FP8, they cast to 1 byte
+    if ctx.stack.fp4_kept_precision == "fp8":
+        kf, kb = quantize_bytes_per_token(ctx.s, moe, hardware.BYTES_PER_ELEMENT["fp8"])
+        return ((share * qf + f * kf) * lay.tokens / lay.tp / hbm, (share * qb + f * kb) * lay.tokens / lay.tp / hbm)
     return share * lay.tokens * qf / lay.tp / hbm, share * lay.tokens * qb / lay.tp / hbm
 
 

@@ -4,7 +4,7 @@ candidate configurations (tokens per micro-batch, micro-batches, layers per stag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -13,8 +13,9 @@ from intelligence_per_dollar.model import collectives, efficiency, peaks
 from intelligence_per_dollar.model.training.stack import MODERN, Stack
 from intelligence_per_dollar.sources import hardware, models
 
-__all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "Context", "Layout",
-           "make_context", "layout", "format_layout"]
+__all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "MAX_SEQ_LEN", "MAX_BATCH_TOKENS",
+           "Context", "Layout", "check_int", "check_number", "make_context", "scaled_ceilings", "ceiling_scale_range",
+           "layout", "format_layout"]
 
 PRECISIONS = ("bf16", "fp8", "fp4")
 #: Recompute modes, by index in the candidate arrays: 0 none, 1 selective, 2 full, 3 partial.
@@ -55,12 +56,35 @@ class Context:
         return self.precision in ("fp8", "fp4")
 
 
+#: Largest sequence length and global batch (tokens) the model accepts: far beyond any run, small
+#: enough that every count stays an exact integer in float64.
+MAX_SEQ_LEN = 2**24
+MAX_BATCH_TOKENS = 2**50
+
+
+def check_int(name: str, value, lo: int, hi: int | None = None) -> int:
+    """``value`` as an ``int`` if it is an integer (Python or NumPy, not a bool) in ``[lo, hi]``,
+    else ``ValueError`` naming the parameter, its value and what is allowed."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < lo or (hi is not None and value > hi):
+        allowed = f"an integer >= {lo}" + (f" and <= {hi:,}" if hi is not None else "")
+        raise ValueError(f"{name}={value!r} must be {allowed}")
+    return int(value)
+
+
+def check_number(name: str, value, lo: float, hi: float, *, lo_open: bool = False) -> float:
+    """``value`` as a ``float`` if it is a finite real number (not a bool) in ``[lo, hi]``
+    (``(lo, hi]`` with ``lo_open``), else ``ValueError`` naming the parameter, value and range."""
+    ok = (not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
+          and np.isfinite(value) and (value > lo if lo_open else value >= lo) and value <= hi)
+    if not ok:
+        raise ValueError(f"{name}={value!r} must be a finite number in {'(' if lo_open else '['}{lo:g}, {hi:g}]")
+    return float(value)
+
+
 def _check_batch(seq_len, global_batch_tokens) -> float:
-    if not (isinstance(seq_len, (int, np.integer)) and seq_len >= 1):
-        raise ValueError(f"seq_len={seq_len!r} must be an integer >= 1")
-    if not (isinstance(global_batch_tokens, (int, float, np.integer, np.floating))
-            and global_batch_tokens >= seq_len):
-        raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a number >= seq_len={seq_len}")
+    seq_len = check_int("seq_len", seq_len, 1, MAX_SEQ_LEN)
+    global_batch_tokens = check_number("global_batch_tokens", global_batch_tokens, seq_len, MAX_BATCH_TOKENS)
     batch = global_batch_tokens / seq_len
     if abs(batch - round(batch)) > 1e-9 * batch:
         raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a whole number of "
@@ -88,14 +112,38 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
         run_precision = next(p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):]
                              if acc.supports(p))
     batch = _check_batch(seq_len, global_batch_tokens)
-    ceil = efficiency.ceilings(acc, scenario)
+    stack = stack or MODERN
+    if not isinstance(stack, Stack):
+        raise ValueError(f"stack={stack!r} must be a training Stack (e.g. training.STACKS['modern'])")
+    ceil = scaled_ceilings(efficiency.ceilings(acc, scenario), stack.ceiling_scale)
     up = collectives.Link(acc.scaleup_bytes_per_s_one_way, ceil.scaleup_efficiency, ceil.scaleup_latency_s)
     out_bw = acc.scaleout_bytes_per_s or acc.scaleup_bytes_per_s_one_way / 18
     out = collectives.Link(out_bw, ceil.scaleout_efficiency, ceil.scaleout_latency_s)
     op_bytes = hardware.BYTES_PER_ELEMENT[run_precision]
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
                    peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
-                   int(seq_len), int(round(batch)), stack or MODERN, up, out, int(acc.scaleup_domain_gpus))
+                   int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus))
+
+
+def scaled_ceilings(ceil: efficiency.Ceilings, scale: float) -> efficiency.Ceilings:
+    """``ceil`` with the sustained GEMM and attention fractions times ``scale``
+    (:attr:`Stack.ceiling_scale`); ``ValueError`` if a fraction would exceed 1."""
+    if scale == 1.0:
+        return ceil
+    out = replace(ceil, gemm_burst_fraction_bf16=ceil.gemm_burst_fraction_bf16 * scale,
+                  attention_fraction_bf16=ceil.attention_fraction_bf16 * scale)
+    worst = max(out.gemm_fraction(p) for p in PRECISIONS) / out.power_throttle
+    if max(worst, out.attention_fraction_bf16) > 1.0:
+        raise ValueError(f"Stack ceiling_scale={scale!r} lifts a burst efficiency ceiling of {ceil.accelerator} "
+                         f"above 1 (largest allowed: {scale / max(worst, out.attention_fraction_bf16):.3f})")
+    return out
+
+
+def ceiling_scale_range(accelerator) -> dict[str, float]:
+    """Low/central/high :attr:`Stack.ceiling_scale` of an accelerator: its catalogued
+    ``gemm_burst_fraction_bf16`` low and high (data/efficiency/ceilings.csv) over the central."""
+    c = {sc: efficiency.ceilings(accelerator, sc).gemm_burst_fraction_bf16 for sc in efficiency.SCENARIOS}
+    return {sc: c[sc] / c["central"] for sc in efficiency.SCENARIOS}
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,16 +14,25 @@ from typing import Mapping
 import numpy as np
 
 from intelligence_per_dollar.model import architecture
-from intelligence_per_dollar.model.training.context import PARALLELISM_KEYS, RECOMPUTE, Context, make_context
+from intelligence_per_dollar.model.training import exact
+from intelligence_per_dollar.model.training.context import (PARALLELISM_KEYS, RECOMPUTE, Context, check_int,
+                                                            make_context)
 from intelligence_per_dollar.model.training.search import choose, job_domain
 from intelligence_per_dollar.model.training.stack import Stack
 
-__all__ = ["Estimate", "make_estimate", "estimate"]
+__all__ = ["MAX_GPUS", "Estimate", "make_estimate", "estimate"]
+
+#: Largest GPU count the model takes (far beyond any cluster; keeps every search bounded).
+MAX_GPUS = 2**24
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """One configuration's predicted performance (SI units)."""
+    """One configuration's predicted performance (SI units).
+
+    ``gpus``: the GPUs allocated; ``gpus_in_use``: those the layout runs on (the rest idle).
+    ``tokens_per_s_per_gpu`` is per GPU *allocated* (what an owner of the allocation gets);
+    ``model_flops_per_s_per_gpu`` and ``mfu`` are per GPU *in use* (how well the job runs)."""
 
     step_time_s: float
     tokens_per_s_per_gpu: float
@@ -38,6 +47,16 @@ class Estimate:
     precision: str
     model_flops_per_token: float
     configurations_evaluated: int = 1
+    gpus_in_use: int | None = None
+
+    def __post_init__(self):
+        if self.gpus_in_use is None:
+            object.__setattr__(self, "gpus_in_use", self.gpus)
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens per second of the whole job."""
+        return self.tokens_per_s_per_gpu * self.gpus
 
 
 def _fixed_values(par: Mapping) -> dict:
@@ -75,8 +94,8 @@ def _check_against_model(ctx: Context, gpus: int, fixed: Mapping) -> None:
         raise ValueError(f"tp x pp x cp x dp = {fixed['tp']} x {fixed['pp']} x {fixed['cp']} x {fixed['dp']} = "
                          f"{fixed['tp'] * fixed['pp'] * fixed['cp'] * fixed['dp']} does not equal gpus={gpus}")
     prod = math.prod(fixed[k] for k in prod_keys)
-    if gpus % prod:
-        raise ValueError(f"the product of {', '.join(prod_keys)} ({prod}) does not divide gpus={gpus}")
+    if prod > gpus:
+        raise ValueError(f"the product of {', '.join(prod_keys)} ({prod}) exceeds gpus={gpus}")
     if all(k in fixed for k in ("tp", "cp", "dp", "ep")) and (fixed["tp"] * fixed["cp"] * fixed["dp"]) % fixed["ep"]:
         raise ValueError(f"parallelism['ep']={fixed['ep']} must divide tp x cp x dp = "
                          f"{fixed['tp'] * fixed['cp'] * fixed['dp']} (experts are carved out of those ranks)")
@@ -87,13 +106,15 @@ def _check_against_model(ctx: Context, gpus: int, fixed: Mapping) -> None:
                          f"{fixed['dp'] * fixed['microbatch']}")
 
 
-def make_estimate(ctx: Context, c, r, i: int, gpus: int, n: int) -> Estimate:
-    """The :class:`Estimate` of candidate ``i`` of candidates ``c`` with results ``r`` (of ``n`` evaluated)."""
+def make_estimate(ctx: Context, c, r, i: int, gpus: int, n: int, gpus_allocated: int | None = None) -> Estimate:
+    """The :class:`Estimate` of candidate ``i`` of candidates ``c`` with results ``r`` (of ``n``
+    evaluated), running on ``gpus`` GPUs of ``gpus_allocated`` (default: the same)."""
     step = float(r["step_time_s"][i])
     tokens = ctx.batch_seqs * ctx.seq_len
-    tps = tokens / step / gpus
+    alloc = gpus if gpus_allocated is None else gpus_allocated
+    tps = tokens / step / alloc
     f_tok = float(architecture.training_flops_per_token(ctx.s, ctx.seq_len, causal=True))
-    mflops = tps * f_tok
+    mflops = tokens / step / gpus * f_tok
     shape = c["tp"].shape
     par = {k: int(c[k][i]) for k in ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave")}
     par["recompute"] = RECOMPUTE[int(c["recompute"][i])]
@@ -109,34 +130,48 @@ def make_estimate(ctx: Context, c, r, i: int, gpus: int, n: int) -> Estimate:
         tb["step_" + k + "_s"] = float(np.broadcast_to(val, shape)[i]) * slots
     return Estimate(step_time_s=step, tokens_per_s_per_gpu=tps, model_flops_per_s_per_gpu=mflops,
                     mfu=mflops / ctx.peak, memory_per_gpu_bytes=float(r["memory_per_gpu_bytes"][i]),
-                    memory_breakdown_bytes=mem, parallelism=par, time_breakdown_s=tb, gpus=gpus,
+                    memory_breakdown_bytes=mem, parallelism=par, time_breakdown_s=tb, gpus=alloc,
                     accelerator=ctx.acc.id, precision=ctx.precision, model_flops_per_token=f_tok,
-                    configurations_evaluated=n)
+                    configurations_evaluated=n, gpus_in_use=gpus)
 
 
 def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_len: int = 4096,
              global_batch_tokens: float = 4 * 2**20, parallelism: Mapping | None = None, *,
-             stack: Stack | None = None, scenario: str = "central", fallback: bool = False) -> Estimate:
+             stack: Stack | None = None, scenario: str = "central", fallback: bool = False,
+             all_gpus: bool = False) -> Estimate:
     """Predicted step time, throughput, MFU and memory of training ``model`` on ``gpus`` GPUs.
 
     ``accelerator``: a catalogue id or an :class:`~intelligence_per_dollar.sources.hardware.Accelerator`.
     ``parallelism``: None to search, or a dict fixing any of :data:`PARALLELISM_KEYS` (keys left
-    out are searched). Raises ``ValueError`` naming the constraint for unknown keys, impossible
-    parallelism (products, divisibility) or a configuration that does not fit in HBM.
+    out are searched). The search may leave GPUs idle when a layout on fewer of them is faster
+    (a scheduler would; :func:`~.exact.fastest`), so more GPUs never lower the best throughput;
+    ``all_gpus=True`` insists on every GPU (a measured run's layout). Raises ``ValueError``
+    naming the constraint for unknown keys, impossible parallelism (products, divisibility) or a
+    configuration that does not fit in HBM.
     """
-    if isinstance(gpus, bool) or not isinstance(gpus, (int, np.integer)) or gpus < 1:
-        raise ValueError(f"gpus={gpus!r} must be an integer >= 1")
-    gpus = int(gpus)
+    gpus = check_int("gpus", gpus, 1, MAX_GPUS)
+    if not isinstance(all_gpus, (bool, np.bool_)):
+        raise ValueError(f"all_gpus={all_gpus!r} must be True or False")
     ctx = make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario, fallback)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict")
     fixed = _fixed_values(parallelism or {})
     _check_against_model(ctx, gpus, fixed)
-    ctx = job_domain(ctx, gpus)
-    i, c, r, n = choose(ctx, gpus, fixed)
+    job = job_domain(ctx, gpus)
+    if all_gpus or all(k in fixed for k in ("tp", "pp", "cp", "dp")):
+        i, c, r, n = choose(job, gpus, fixed)
+        in_use = gpus
+    else:
+        found, n, r = exact.fastest(ctx, gpus, fixed, block=job.domain if job.domain != ctx.domain else None)
+        i = None
+        if found is not None:
+            job, c, r, i, in_use = found.ctx, found.c, found.r, found.i, found.gpus_in_use
+        elif n:
+            r = {"memory_per_gpu_bytes": np.asarray([r["min_memory_bytes"]]), "usable_bytes": r["usable_bytes"]}
+    ctx = job
     if n == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed or 'no fixed keys'}: check that "
-                         f"tp divides heads={ctx.s.heads}, tp x pp x cp x dp = gpus, the global batch of "
+                         f"tp divides heads={ctx.s.heads}, tp x pp x cp x dp <= gpus, the global batch of "
                          f"{ctx.batch_seqs} sequences divides by dp x microbatch (and by pp when interleaved), "
                          f"and ep divides experts={ctx.s.experts} and tp x cp x dp")
     if i is None:
@@ -144,4 +179,4 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_le
         raise ValueError(f"does not fit in memory: the smallest configuration needs "
                          f"{r['memory_per_gpu_bytes'][j] / 1e9:.1f} GB per GPU, but {ctx.acc.id} has "
                          f"{ctx.acc.hbm_bytes / 1e9:.0f} GB of HBM ({r['usable_bytes'] / 1e9:.0f} GB usable)")
-    return make_estimate(ctx, c, r, i, gpus, n)
+    return make_estimate(ctx, c, r, i, in_use, n, gpus_allocated=gpus)

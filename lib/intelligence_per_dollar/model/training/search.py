@@ -16,7 +16,7 @@ import numpy as np
 from intelligence_per_dollar.model.training.context import RECOMPUTE, Context
 from intelligence_per_dollar.model.training.evaluator import evaluate
 
-__all__ = ["JOB_BLOCK_GPUS", "candidates", "job_domain", "choose"]
+__all__ = ["JOB_BLOCK_GPUS", "divisors", "axis_values", "candidates", "complete", "job_domain", "choose"]
 
 #: GPUs of one scale-up domain a job may use, by domain size. NVL72 racks are scheduled as
 #: blocks of 16 of their 18 compute trays (64 GPUs; Slurm topology/block ``--segment=16``,
@@ -28,7 +28,7 @@ __all__ = ["JOB_BLOCK_GPUS", "candidates", "job_domain", "choose"]
 JOB_BLOCK_GPUS = {72: (72, 64)}
 
 
-def _divisors(n: int, cap: int | None = None) -> list[int]:
+def divisors(n: int, cap: int | None = None) -> list[int]:
     out = [k for k in range(1, int(math.isqrt(n)) + 1) if n % k == 0]
     out = sorted(set(out + [n // k for k in out]))
     return [k for k in out if cap is None or k <= cap]
@@ -47,19 +47,19 @@ def _keep(c: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, np.ndarray]:
     return {k: a[ok] for k, a in c.items()}
 
 
-def _grid(ctx: Context, gpus: int, fixed: Mapping) -> dict[str, list[int]]:
+def axis_values(ctx: Context, gpus: int, fixed: Mapping) -> dict[str, list[int]]:
     """Values each axis may take: TP divides the heads (and the KV heads, or is a multiple of
     them) and never straddles scale-up domains; PP at most the layers; CP splits the sequence
     into 2 cp chunks (load-balanced causal ring); keys in ``fixed`` take their one value."""
     s = ctx.s
     grid = {
-        "tp": [t for t in _divisors(gpus, ctx.domain) if s.heads % t == 0
+        "tp": [t for t in divisors(gpus, ctx.domain) if s.heads % t == 0
                and (s.kv_heads % t == 0 or t % s.kv_heads == 0) and (ctx.domain % t == 0 or gpus < ctx.domain)],
-        "pp": [q for q in _divisors(gpus) if q <= s.layers],
+        "pp": [q for q in divisors(gpus) if q <= s.layers],
         "cp": [c for c in (1, 2, 4, 8, 16, 32) if ctx.seq_len % (2 * c) == 0 or c == 1],
         "interleave": [1, 2, 3, 4, 6, 8],
         "microbatch": [1, 2, 4, 8],
-        "ep": _divisors(s.experts) if s.experts else [1],
+        "ep": divisors(s.experts) if s.experts else [1],
         "recompute": list(range(len(RECOMPUTE))),
         "zero": [1, 3],
     }
@@ -76,9 +76,8 @@ def candidates(ctx: Context, gpus: int, fixed: Mapping | None = None) -> dict[st
     must divide ``gpus`` and leave a data-parallel size that divides the batch), so the arrays
     never hold the full cartesian product of invalid combinations.
     """
-    s = ctx.s
     fixed = dict(fixed or {})
-    grid = _grid(ctx, gpus, fixed)
+    grid = axis_values(ctx, gpus, fixed)
     c = {"tp": np.asarray(grid["tp"], np.int64)}
     c = _cross(c, "pp", grid["pp"])
     c = _cross(c, "cp", grid["cp"])
@@ -87,8 +86,15 @@ def candidates(ctx: Context, gpus: int, fixed: Mapping | None = None) -> dict[st
     ok = (ctx.batch_seqs % c["dp"] == 0)
     if "dp" in fixed:
         ok &= c["dp"] == fixed["dp"]
-    c = _keep(c, ok)
-    c = _cross(c, "microbatch", grid["microbatch"])
+    return complete(ctx, _keep(c, ok), grid)
+
+
+def complete(ctx: Context, c: Mapping[str, np.ndarray], grid: Mapping[str, list[int]]) -> dict[str, np.ndarray]:
+    """Cross base layouts ``c`` (arrays tp, pp, cp, dp whose dp divides the batch) with the
+    micro-batch, interleave, EP, ZeRO and recompute values of ``grid`` (see :func:`candidates`),
+    keeping the valid combinations."""
+    s = ctx.s
+    c = _cross(dict(c), "microbatch", grid["microbatch"])
     c = _keep(c, ctx.batch_seqs % (c["dp"] * c["microbatch"]) == 0)
     m = ctx.batch_seqs // (c["dp"] * c["microbatch"])
     c["_m"] = m

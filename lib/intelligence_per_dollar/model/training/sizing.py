@@ -17,13 +17,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from intelligence_per_dollar.model.training.context import Context, make_context
+from intelligence_per_dollar.model.training import exact
+from intelligence_per_dollar.model.training.context import (MAX_BATCH_TOKENS, MAX_SEQ_LEN, Context, check_int,
+                                                            check_number, make_context)
 from intelligence_per_dollar.model.training.estimator import Estimate, make_estimate
 from intelligence_per_dollar.model.training.search import JOB_BLOCK_GPUS, choose
 from intelligence_per_dollar.model.training.stack import Stack
 from intelligence_per_dollar.sources import workloads
 
-__all__ = ["GLOBAL_BATCH_TOKENS", "THROUGHPUT_SEQS_PER_GPU", "Deadline", "workload_target", "batch_tokens",
+__all__ = ["GLOBAL_BATCH_TOKENS", "THROUGHPUT_SEQS_PER_GPU", "Deadline", "workload_target", "check_budget", "batch_tokens",
            "best_for_domains", "gpus_for_deadline", "gpus_for_deadline_throughput", "throughput_curve"]
 
 SECONDS_PER_DAY = 86400.0
@@ -46,7 +48,8 @@ THROUGHPUT_SEQS_PER_GPU = 8
 
 @dataclass(frozen=True)
 class Deadline:
-    """Smallest whole-rack GPU count meeting a token budget within a deadline."""
+    """Smallest whole-rack GPU count meeting a token budget within a deadline: ``gpus``
+    allocated (``racks`` whole scale-up domains), ``gpus_in_use`` by the chosen layout."""
 
     gpus: int | None
     racks: int | None
@@ -54,6 +57,7 @@ class Deadline:
     days_needed: float | None
     feasible: bool
     message: str
+    gpus_in_use: int | None = None
 
 
 def workload_target(tokens: float | None, days: float | None, seq_len: int | None) -> tuple[float, float, int]:
@@ -63,41 +67,52 @@ def workload_target(tokens: float | None, days: float | None, seq_len: int | Non
             w.seq_len if seq_len is None else seq_len)
 
 
-def _check_budget(tokens, days) -> None:
-    for name, v in (("tokens", tokens), ("days", days)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name}={v!r} must be a positive number")
+#: Largest token budget (1e20) and deadline (100 years) a search takes.
+MAX_TOKENS, MAX_DAYS = 1e20, 36500.0
+#: Largest number of scale-up domains a search may consider.
+MAX_RACKS = 10**6
+
+
+def check_budget(tokens, days) -> tuple[float, float]:
+    return (check_number("tokens", tokens, 0.0, MAX_TOKENS, lo_open=True),
+            check_number("days", days, 0.0, MAX_DAYS, lo_open=True))
 
 
 def batch_tokens(seq_len: int, global_batch_tokens: float) -> int:
     """``global_batch_tokens`` rounded to a whole number of ``seq_len`` sequences (at least one)."""
-    if not (isinstance(seq_len, (int, np.integer)) and seq_len >= 1):
-        raise ValueError(f"seq_len={seq_len!r} must be an integer >= 1")
-    if not (isinstance(global_batch_tokens, (int, float, np.integer, np.floating)) and global_batch_tokens > 0):
-        raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a positive number")
+    seq_len = check_int("seq_len", seq_len, 1, MAX_SEQ_LEN)
+    global_batch_tokens = check_number("global_batch_tokens", global_batch_tokens, 0.0, MAX_BATCH_TOKENS,
+                                       lo_open=True)
     return int(max(1, round(global_batch_tokens / seq_len)) * seq_len)
 
 
 def best_for_domains(ctx: Context, domains: int, seqs_per_gpu: int | None = None) -> Estimate | None:
-    """Fastest fitting estimate on ``domains`` whole scale-up domains, using all of each domain's
-    GPUs or a :data:`~.search.JOB_BLOCK_GPUS` block of them (None if nothing fits). With
-    ``seqs_per_gpu`` the global batch is that many sequences per GPU in use (throughput regime)."""
+    """Fastest fitting estimate on ``domains`` whole scale-up domains (None if nothing fits).
+    With a fixed global batch, any number of their GPUs may run the job (:func:`~.exact.fastest`:
+    whole domains, :data:`~.search.JOB_BLOCK_GPUS` blocks, a part-used last domain). With
+    ``seqs_per_gpu`` (throughput regime) every domain runs all its GPUs or a block of them and the
+    global batch is that many sequences per GPU in use."""
+    alloc = int(domains) * ctx.domain
+    if seqs_per_gpu is None:
+        found, n, _ = exact.fastest(ctx, alloc, {})
+        if found is None:
+            return None
+        return make_estimate(found.ctx, found.c, found.r, found.i, found.gpus_in_use, n, gpus_allocated=alloc)
     best = None
     for per in JOB_BLOCK_GPUS.get(ctx.domain, (ctx.domain,)):
         g = int(domains) * per
-        c2 = replace(ctx, domain=per) if seqs_per_gpu is None else \
-            replace(ctx, domain=per, batch_seqs=int(seqs_per_gpu) * g)
+        c2 = replace(ctx, domain=per, batch_seqs=int(seqs_per_gpu) * g)
         i, c, r, n = choose(c2, g, {})
         if i is None:
             continue
-        e = make_estimate(c2, c, r, i, g, n)
-        if best is None or e.tokens_per_s_per_gpu * e.gpus > best.tokens_per_s_per_gpu * best.gpus:
+        e = make_estimate(c2, c, r, i, g, n, gpus_allocated=alloc)
+        if best is None or e.tokens_per_s > best.tokens_per_s:
             best = e
     return best
 
 
 def _days_needed(tokens: float, e: Estimate) -> float:
-    return tokens / (e.tokens_per_s_per_gpu * e.gpus) / SECONDS_PER_DAY
+    return tokens / e.tokens_per_s / SECONDS_PER_DAY
 
 
 def gpus_for_deadline(model, accelerator: str, precision: str = "bf16", tokens: float | None = None,
@@ -107,45 +122,37 @@ def gpus_for_deadline(model, accelerator: str, precision: str = "bf16", tokens: 
     """Smallest number of whole scale-up domains ("racks") whose GPUs train ``tokens`` in ``days``.
 
     ``global_batch_tokens`` defaults to the central assumption :data:`GLOBAL_BATCH_TOKENS`
-    (rounded to whole sequences); the answer depends strongly on it (chapter 2). Searches racks
-    by doubling, then bisection on the best step time. Returns a :class:`Deadline`; ``feasible``
-    is False (with the reason) when nothing fits.
+    (rounded to whole sequences); the answer depends strongly on it (chapter 2). With a fixed
+    batch the deadline is a step-time limit; the search (:func:`~.exact.fewest_racks`) returns
+    the true minimum: it does not assume that more racks are always faster (they are not: a
+    count whose factors suit neither the batch nor the layers forces poor layouts), and the
+    layout may leave GPUs idle. Returns a :class:`Deadline` (``gpus`` allocated, ``gpus_in_use``
+    by the layout); ``feasible`` is False (with the reason) when nothing fits.
     """
     tokens, days, seq_len = workload_target(tokens, days, seq_len)
-    _check_budget(tokens, days)
-    ctx = make_context(model, accelerator, precision, seq_len,
-                       global_batch_tokens or batch_tokens(seq_len, GLOBAL_BATCH_TOKENS["central"]),
-                       stack, scenario, fallback)
+    tokens, days = check_budget(tokens, days)
+    max_racks = check_int("max_racks", max_racks, 1, MAX_RACKS)
+    gbt = batch_tokens(seq_len, GLOBAL_BATCH_TOKENS["central"]) if global_batch_tokens is None else global_batch_tokens
+    ctx = make_context(model, accelerator, precision, seq_len, gbt, stack, scenario, fallback)
     gbt = ctx.batch_seqs * ctx.seq_len
     domain = ctx.domain
-    # exponential then binary search over racks (throughput grows with racks until the batch runs out)
-    lo, hi, found = 0, 1, None
-    while hi <= max_racks:
-        e = best_for_domains(ctx, hi)
-        if e is not None and _days_needed(tokens, e) <= days:
-            found = e
-            break
-        lo, hi = hi, hi * 2
+    found = exact.fewest_racks(ctx, days * SECONDS_PER_DAY * gbt / tokens, max_racks)
     if found is None:
-        msg = (f"nothing fits: no multiple of {domain} {ctx.acc.id} GPUs up to {max_racks} racks trains "
+        msg = (f"nothing fits: no layout on up to {max_racks} racks of {domain} {ctx.acc.id} GPUs trains "
                f"{tokens:.3g} tokens in {days} days (global batch {gbt:.3g} tokens, seq {seq_len}, {precision})")
         return Deadline(None, None, None, None, False, msg)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        e = best_for_domains(ctx, mid)
-        if e is not None and _days_needed(tokens, e) <= days:
-            hi, found = mid, e
-        else:
-            lo = mid
-    used = "" if found.gpus == hi * domain else f", {found.gpus} of them in use"
-    return Deadline(hi * domain, hi, found, _days_needed(tokens, found), True,
-                    f"{hi * domain} GPUs ({hi} x {domain}{used}) train {tokens:.3g} tokens in "
-                    f"{_days_needed(tokens, found):.1f} days")
+    racks = found.racks
+    e = make_estimate(found.ctx, found.c, found.r, found.i, found.gpus_in_use, found.evaluated,
+                      gpus_allocated=racks * domain)
+    used = "" if e.gpus_in_use == racks * domain else f", {e.gpus_in_use} of them in use"
+    return Deadline(racks * domain, racks, e, _days_needed(tokens, e), True,
+                    f"{racks * domain} GPUs ({racks} x {domain}{used}) train {tokens:.3g} tokens in "
+                    f"{_days_needed(tokens, e):.1f} days", e.gpus_in_use)
 
 
 def _racks_needed(rate: float, e: Estimate, ref: int) -> int:
     """Domains needed for ``rate`` tokens/s at the per-domain throughput ``e`` reached on ``ref`` domains."""
-    return max(1, math.ceil(rate / (e.tokens_per_s_per_gpu * e.gpus / ref) - 1e-9))
+    return max(1, math.ceil(rate / (e.tokens_per_s / ref) - 1e-9))
 
 
 def _reference_layout(base: Context, rate: float, seqs_per_gpu: int, max_racks: int):
@@ -189,9 +196,9 @@ def gpus_for_deadline_throughput(model, accelerator: str, precision: str = "bf16
     Compare :func:`gpus_for_deadline` (fixed global batch: the latency / strong-scaling regime).
     """
     tokens, days, seq_len = workload_target(tokens, days, seq_len)
-    _check_budget(tokens, days)
-    if isinstance(seqs_per_gpu, bool) or not isinstance(seqs_per_gpu, (int, np.integer)) or seqs_per_gpu < 1:
-        raise ValueError(f"seqs_per_gpu={seqs_per_gpu!r} must be an integer >= 1")
+    tokens, days = check_budget(tokens, days)
+    seqs_per_gpu = check_int("seqs_per_gpu", seqs_per_gpu, 1, 2**16)
+    max_racks = check_int("max_racks", max_racks, 1, MAX_RACKS)
     base = make_context(model, accelerator, precision, seq_len, seq_len, stack, scenario, fallback)
     domain = base.domain
     rate = tokens / (days * SECONDS_PER_DAY)
@@ -204,12 +211,12 @@ def gpus_for_deadline_throughput(model, accelerator: str, precision: str = "bf16
         return Deadline(None, None, None, None, False,
                         f"nothing fits: {tokens:.3g} tokens in {days} days needs more than {max_racks} "
                         f"domains of {base.acc.id}")
-    per_gpu = e.tokens_per_s_per_gpu * e.gpus / (ref * domain)     # per GPU owned, idle ones included
+    per_gpu = e.tokens_per_s / (ref * domain)     # per GPU owned, idle ones included
     need = tokens / (per_gpu * racks * domain) / SECONDS_PER_DAY
     return Deadline(racks * domain, racks, e, need, True,
                     f"{racks * domain} GPUs ({racks} x {domain}) train {tokens:.3g} tokens in {need:.1f} days at "
-                    f"the per-GPU throughput of {ref} domains ({e.gpus} GPUs in use) with {seqs_per_gpu} "
-                    f"sequences per GPU per step")
+                    f"the per-GPU throughput of {ref} domains ({e.gpus_in_use} GPUs in use) with {seqs_per_gpu} "
+                    f"sequences per GPU per step", racks * e.gpus_in_use // ref)
 
 
 def throughput_curve(model, accelerator, precision: str, seq_len: int, global_batch_tokens: float, racks, *,
@@ -228,6 +235,6 @@ def throughput_curve(model, accelerator, precision: str, seq_len: int, global_ba
     for j, r in enumerate(racks):
         e = best_for_domains(ctx, int(r))
         if e is not None:
-            tps[j] = e.tokens_per_s_per_gpu * e.gpus
+            tps[j] = e.tokens_per_s
             mfu[j] = e.mfu
     return {"racks": racks, "gpus": racks * ctx.domain, "tokens_per_s": tps, "mfu": mfu, "domain": ctx.domain}

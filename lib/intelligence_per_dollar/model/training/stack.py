@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["Stack", "MODERN", "MEGATRON_2021", "MOE_LOAD_FACTOR", "PIPELINE_SCHEDULES"]
+import numpy as np
+
+__all__ = ["Stack", "MODERN", "MEGATRON_2021", "DEEPSEEK_V3", "STACKS", "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS",
+           "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES"]
 
 #: Pipeline schedules the model prices (:mod:`.pipeline`).
 PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
+#: Precisions an NVFP4 recipe may keep its sensitive layers in (:attr:`Stack.fp4_kept_precision`).
+FP4_KEPT_PRECISIONS = ("bf16", "fp8")
 
 
 @dataclass(frozen=True)
@@ -35,9 +40,15 @@ class Stack:
     ``ep_dedup``: the dispatcher sends each token once per destination scale-up domain over the
     scale-out network and fans it out over NVLink there (DeepEP / Megatron-Core "flex"
     dispatcher; DeepSeek-V3 report section 3.2.2); False: one copy per routed expert.
-    ``fp4_bf16_layer_fraction``: share of the transformer layers whose linear layers an NVFP4
-    recipe keeps in BF16 for stability (NVIDIA 2025, "Pretraining Large Language Models with
-    NVFP4", arXiv 2509.25149, section 4: about 16% of the linear layers, the last blocks).
+    ``fp4_kept_layer_fraction``: share of the transformer layers whose linear layers an NVFP4
+    recipe keeps out of FP4 for stability (NVIDIA 2025, "Pretraining Large Language Models with
+    NVFP4", arXiv 2509.25149, section 4: about 16% of the linear layers, the first and last
+    blocks; ranges in :data:`FP4_KEPT_LAYER_FRACTION`), in ``fp4_kept_precision`` (the paper:
+    BF16; FP8 is the cheaper alternative, :data:`FP4_KEPT_PRECISIONS`).
+    ``ceiling_scale``: multiplies the accelerator's sustained GEMM and attention efficiency
+    ceilings (:mod:`intelligence_per_dollar.model.efficiency`); 1 is the catalogue's central
+    value. Kernel maturity is a property of the software on a chip: for a chip no one has
+    measured, :func:`ceiling_scale_range` gives the catalogue's low/high over central.
     ``balanced_head_split``: the pipeline split gives the last stage fewer layers so that the LM
     head and loss do not lengthen it (Megatron-Core ``account_for_loss_in_pipeline_split`` /
     ``pipeline_model_parallel_layout``); False, the default of Megatron-LM 2021-22 and of
@@ -60,14 +71,27 @@ class Stack:
     balanced_head_split: bool = False
     moe_load_factor: float = 1.0
     ep_dedup: bool = True
-    fp4_bf16_layer_fraction: float = 0.16
+    fp4_kept_layer_fraction: float = 0.16
+    fp4_kept_precision: str = "bf16"
+    ceiling_scale: float = 1.0
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
             raise ValueError(f"Stack pipeline_schedule={self.pipeline_schedule!r} is not allowed; "
                              f"allowed: {', '.join(PIPELINE_SCHEDULES)}")
-        if not (isinstance(self.moe_load_factor, (int, float)) and 1.0 <= self.moe_load_factor <= 4.0):
-            raise ValueError(f"Stack moe_load_factor={self.moe_load_factor!r} must be in [1, 4]")
+        if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
+            raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
+                             f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
+        for name, lo, hi in (("moe_load_factor", 1.0, 4.0), ("fp4_kept_layer_fraction", 0.0, 1.0),
+                             ("ceiling_scale", 0.1, 2.0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not lo <= v <= hi:
+                raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]")
+        for name in ("grad_bytes", "grad_reduce_bytes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= 8:
+                raise ValueError(f"Stack {name}={v!r} must be a number in (0, 8]")
 
 
 #: Busiest-rank over mean token load of expert-parallel ranks in real (not force-balanced) MoE
@@ -77,6 +101,19 @@ class Stack:
 #: capacity-factor mode drops tokens above 1.0-1.25x the mean (moe_expert_capacity_factor).
 MOE_LOAD_FACTOR = {"low": 1.0, "central": 1.1, "high": 1.25}
 
+#: Share of the linear layers an NVFP4 recipe keeps out of FP4, low/central/high. Central: NVIDIA's
+#: recipe (arXiv 2509.25149, section 4: ~16% of the linear layers, the first and last blocks, in
+#: BF16). Low: half of that, the paper's observation that the last few blocks carry most of the
+#: quantization sensitivity (an estimate). High: a quarter of the layers, a stated margin for a
+#: 10T MoE no one has trained in FP4 (an assumption).
+FP4_KEPT_LAYER_FRACTION = {"low": 0.08, "central": 0.16, "high": 0.25}
+
 MODERN = Stack()
 MEGATRON_2021 = Stack(flash_attention=False, sequence_parallel=False, dp_overlap=False, tp_overlap=False,
                       grad_bytes=4.0, grad_reduce_bytes=2.0)
+#: DeepSeek-V3's stack (arXiv 2412.19437, section 3.2): DualPipe (bubble about half of 1F1B's,
+#: two copies of the stage weights) and expert all-to-alls overlapped with computation; the
+#: validation case that matches DeepSeek-V3's throughput runs it (:mod:`analysis.validation`).
+DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
+#: Named software stacks the headline can be sized with (``modern`` is the book's default).
+STACKS = {"modern": MODERN, "deepseek-v3": DEEPSEEK_V3}

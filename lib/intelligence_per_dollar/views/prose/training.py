@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import pandas as pd
 
 from intelligence_per_dollar.analysis import training as at
+from intelligence_per_dollar.analysis.claims import intervals
+from intelligence_per_dollar.analysis.sweeps import gpu_ratio
 from intelligence_per_dollar.model import architecture
 from intelligence_per_dollar.sources.hardware import Accelerator
 from intelligence_per_dollar.views.notebook import si
@@ -253,15 +256,70 @@ def validation_takeaway(f: at.ValidationFindings) -> str:
             + ".")
 
 
-def panel(rows, head: at.Headline, grid_step: float, reference_days: float) -> str:
-    """What the explore panel (its result ``rows``) shows at the chapter's settings, and how it
-    approximates elsewhere."""
+def panel(rows, head: at.Headline, days_grid) -> str:
+    """What the explore panel (its result ``rows``) shows at the chapter's settings, and where its
+    other answers come from."""
     shown = {r["accelerator"]: r for r in rows}[head.challenger]
     agrees = head.agrees(at.gpus_by_accelerator(rows))
     return (f"At the chapter's settings the panel shows the **{shown['method']}** for {head.challenger} "
             f"({gpu_count(shown['gpus'])} GPUs), "
             + ("the same counts as section 2.3 for every accelerator." if agrees else
                "**different** counts from section 2.3.")
-            + f" Settings whose exact search has not run read a cached approximation instead, marked in the table: "
-            f"batch-limited throughput curves on cluster sizes {grid_step:.2f}x apart, interpolated, or the "
-            f"throughput regime's {reference_days:g}-day per-GPU throughput scaled to the deadline.")
+            + f" Every setting is an exact layout search: deadlines from {days_grid[0]} to {days_grid[-1]} days "
+            f"are read from the cached sweep of the panel's grid when it has run, else searched on first visit.")
+
+
+# --------------------------------------------------------------------------- joint uncertainty (section 2.8)
+
+
+def _r(v: float) -> str:
+    return intervals.fmt(v)
+
+
+def error_pairs(pairs: pd.DataFrame, sigma: float) -> str:
+    """The model's error on measured cross-accelerator ratios, in one paragraph."""
+    worst = pairs.loc[pairs["error_factor"].map(lambda e: abs(math.log(e))).idxmax()]
+    return (f"Across {len(pairs)} pairs of measured runs that differ only in the accelerator, the predicted "
+            f"throughput ratio misses the measured one by a factor of {pairs['error_factor'].min():.2f} to "
+            f"{pairs['error_factor'].max():.2f} (worst: {worst['new']} over {worst['old']}, predicted "
+            f"{worst['predicted_ratio']:.2f}x, measured {worst['measured_ratio']:.2f}x). The sweep multiplies each "
+            f"modelled GPU ratio by a log-normal error with median 1 and sigma {sigma:.3f}, the root mean square "
+            f"of the log errors: a p5-p95 factor of {math.exp(-1.645 * sigma):.2f}-{math.exp(1.645 * sigma):.2f}.")
+
+
+def joint_uncertainty(u: gpu_ratio.RatioUncertainty, wall_s: float | None) -> str:
+    """The ratio's joint distribution (with and without the model's error), per regime, and how
+    many samples reproduce the claim."""
+    regimes = "; ".join(f"{g} {_r(p50)} ({_r(p5)}-{_r(p95)})" for g, (p5, p50, p95) in u.by_regime.items())
+    unbounded = ""
+    if u.candidate_infeasible or u.reference_infeasible:
+        unbounded = (f" In {u.reference_infeasible} samples GB200 cannot meet the deadline at any size (ratio 0) "
+                     f"and in {u.candidate_infeasible} Vera Rubin cannot (ratio unbounded), all in the "
+                     f"batch-limited regime where a small global batch caps the usable GPUs.")
+    timing = f" The cold sweep took {wall_s:.0f} s here; the book reads it from the cache." if wall_s else ""
+    return (f"**Worked number.** Over {u.samples} joint samples the GPU ratio is **{_r(u.p50)} (p5 {_r(u.p5)} to "
+            f"p95 {_r(u.p95)})** with the model's validated error, {_r(u.model_p50)} ({_r(u.model_p5)}-"
+            f"{_r(u.model_p95)}) from the model alone. By regime: {regimes}. {u.share_meeting:.0%} of the samples "
+            f"reproduce the claim (ratio at or below {u.bar:.3g}, the ledger's rule), "
+            f"{u.share_meeting_model:.0%} without the model error.{unbounded}{timing}")
+
+
+def drivers(u: gpu_ratio.RatioUncertainty) -> str:
+    """The strongest drivers of the ratio (partial rank correlation) in one sentence."""
+    top = u.drivers.head(3)
+    parts = [f"{lab} ({p:+.2f})" for lab, p in zip(top["label"], top["prcc"])]
+    weak = u.drivers[u.drivers["abs_prcc"] < 0.2]["label"]
+    return (f"Ranked by partial rank correlation with the ratio (others held fixed), the drivers are "
+            f"{', '.join(parts)}. " + (f"Barely moving it: {', '.join(weak)}." if len(weak) else ""))
+
+
+def what_must_hold(u: gpu_ratio.RatioUncertainty, v) -> str:
+    """Where the claim holds in the sampled space, and the verdict the ledger gives."""
+    held = "; ".join(gpu_ratio.conditions(u)) if u.share_meeting > 0 else "no sample reaches it"
+    return (f"**What would have to be true.** Among the samples that reproduce one quarter: {held}. "
+            f"On this interval the ledger's verdict is *{v.verdict}*: "
+            + {"supported": "even the p95 reaches the claim.",
+               "supported only if": "the median reaches the claim, the p95 does not.",
+               "not reproduced": "the median misses the claim but the interval still reaches it, so the evidence "
+                                 "does not contradict it.",
+               "contradicted": "the whole interval misses the claim."}.get(v.verdict, v.condition))
