@@ -179,13 +179,13 @@ def top_assumption(df: pd.DataFrame) -> str:
 
 
 def verdict_bars(counts: dict[str, int], *, title: str) -> alt.LayerChart:
-    """How many claims got each verdict."""
+    """How many claims got each verdict (a verdict no claim got keeps its row and its 0, with no bar)."""
     df = pd.DataFrame({"verdict": list(counts), "claims": list(counts.values())})
     base = alt.Chart(df, title=title).encode(
         y=alt.Y("verdict:N", sort=palette.order(df["verdict"]), title=None),
         x=alt.X("claims:Q", title="claims", axis=alt.Axis(tickMinStep=1, format="d")))
-    bar = base.mark_bar().encode(color=palette.color("verdict", df["verdict"], legend=False),
-                                 tooltip=["verdict", "claims"])
+    bar = base.mark_bar().transform_filter("datum.claims > 0").encode(
+        color=palette.color("verdict", df["verdict"], legend=False), tooltip=["verdict", "claims"])
     text = base.mark_text(align="left", dx=4).encode(text="claims:Q")
     return (bar + text).properties(width=CHART_WIDTH, height=120)
 
