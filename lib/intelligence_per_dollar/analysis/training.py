@@ -153,9 +153,10 @@ class Headline:
                              for r in self.rows])
 
     def side_by_side(self) -> pd.DataFrame:
-        """One row per accelerator, each regime's GPUs, racks, MFU and step time beside the other's."""
+        """One row per accelerator, each regime's GPUs, racks and MFU beside the other's (step times are
+        in the headline table)."""
         return pd.DataFrame([{"accelerator": a, **{f"{k} ({g})": self.row(g, a)[k] for g in tr.REGIMES
-                                                for k in ("gpus", "racks", "mfu", "step_time_s")}}
+                                                for k in ("gpus", "racks", "mfu")}}
                              for a in self.accelerators])
 
     def unfit(self) -> list[str]:

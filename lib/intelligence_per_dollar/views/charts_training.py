@@ -81,6 +81,7 @@ def memory_stacked(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
     with each accelerator's usable HBM (column ``usable_bytes``) as a tick."""
     _check_columns(df, ("accelerator", "part", "bytes", "usable_bytes"), "memory_stacked")
     d = df.assign(gb=df["bytes"] / 1e9, usable_gb=df["usable_bytes"] / 1e9)
+    d = d[d["gb"] > 0]   # a part a layout does not hold (e.g. no optimizer shard) draws no zero-height bar
     x = alt.X("accelerator:N", title=None, sort=palette.order(d["accelerator"]), axis=alt.Axis(labelAngle=0))
     bars = alt.Chart(d, title=title).mark_bar().encode(
         x=x, y=alt.Y("sum(gb):Q", title="memory per GPU (GB)"),
@@ -96,6 +97,7 @@ def memory_stacked(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
 def time_stacked(df: pd.DataFrame, *, title: str) -> alt.Chart:
     """Stacked bars of the share of step time by part (columns ``accelerator``, ``part``, ``share``)."""
     _check_columns(df, ("accelerator", "part", "share"), "time_stacked")
+    df = df[df["share"] > 0]   # a part that takes no time draws no zero-height bar
     return alt.Chart(df, title=title).mark_bar().encode(
         x=alt.X("accelerator:N", title=None, sort=palette.order(df["accelerator"]), axis=alt.Axis(labelAngle=0)),
         y=alt.Y("sum(share):Q", title="share of the step time", axis=alt.Axis(format="%")),
