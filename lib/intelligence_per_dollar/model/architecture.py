@@ -144,24 +144,24 @@ def _dense_layer_count(s: ModelSpec) -> int:
     return s.dense_layers if is_moe(s) else s.layers
 
 
-def total_params(s: ModelSpec) -> float:
-    """All parameters, embeddings included."""
+def _params(s: ModelSpec, moe_layer_key: str) -> float:
+    """Dense layers + MoE layers (``moe_layer_key``: all experts or the active ones) + embeddings + final norm."""
     p = params_per_layer(s)
     n = _dense_layer_count(s) * p["dense_layer"]
     if is_moe(s):
-        n += moe_layers(s) * p["moe_layer_total"]
+        n += moe_layers(s) * p[moe_layer_key]
     final_norm = s.d_model * (1 if s.gated_ffn else 2)
     return float(n + embedding_params(s) + final_norm)
+
+
+def total_params(s: ModelSpec) -> float:
+    """All parameters, embeddings included."""
+    return _params(s, "moe_layer_total")
 
 
 def active_params(s: ModelSpec) -> float:
     """Parameters one token touches (routed top_k + shared experts), embeddings included."""
-    p = params_per_layer(s)
-    n = _dense_layer_count(s) * p["dense_layer"]
-    if is_moe(s):
-        n += moe_layers(s) * p["moe_layer_active"]
-    final_norm = s.d_model * (1 if s.gated_ffn else 2)
-    return float(n + embedding_params(s) + final_norm)
+    return _params(s, "moe_layer_active")
 
 
 def matmul_params_active(s: ModelSpec) -> float:
