@@ -120,3 +120,18 @@ def test_every_catalogue_accelerator_has_ceilings():
 def test_every_measured_file_exists_and_names_a_catalogue_accelerator(m):
     assert hardware.get(m.accelerator).id == m.accelerator
     assert (DATA / "measurements" / m.run / m.file).exists(), (m.run, m.file)
+
+
+def test_a_runs_file_elsewhere_loads_with_the_same_checks(tmp_path):
+    """Held-out runs kept outside data/runs load through the same validated loader, and a bad row
+    in them is reported against that file (its path, row and column)."""
+    src = io.data_path("runs", "inference_runs.csv").read_text().splitlines()
+    header = next(i for i, line in enumerate(src) if line.startswith("id,"))
+    good = tmp_path / "held_out.csv"
+    good.write_text("\n".join(src[:header + 2]) + "\n")
+    cases = runs.inference_runs(good)
+    assert len(cases) == 1 and cases[0]["id"] == runs.inference_runs()[0]["id"]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(src[:header + 1] + [src[header + 1].replace(",measured,", ",estimate,", 1)]) + "\n")
+    with pytest.raises(io.DataError, match=r"bad\.csv.*kind"):
+        runs.inference_runs(bad)

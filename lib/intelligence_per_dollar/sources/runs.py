@@ -69,15 +69,18 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
             "unit": rec["unit"], "note": rec["note"]}
 
 
-@functools.lru_cache(maxsize=2)
-def _inference_runs(data_dir: str) -> tuple[dict, ...]:
-    path = io.data_path("runs", "inference_runs.csv")
-    return tuple(_inference_case(path, row, rec) for row, rec in io.read_rows(path, _INF_COLUMNS))
+@functools.lru_cache(maxsize=4)
+def _inference_runs(data_dir: str, path: str | None) -> tuple[dict, ...]:
+    p = Path(path) if path else io.data_path("runs", "inference_runs.csv")
+    return tuple(_inference_case(p, row, rec) for row, rec in io.read_rows(p, _INF_COLUMNS))
 
 
-def inference_runs() -> tuple[dict, ...]:
-    """The measured inference cases, validated and typed (the accelerator id under ``accelerator``)."""
-    return _inference_runs(str(io.data_dir()))
+def inference_runs(path: str | Path | None = None) -> tuple[dict, ...]:
+    """The measured inference cases, validated and typed (the accelerator id under ``accelerator``).
+
+    ``path``: another file with the same columns (e.g. held-out runs); default ``data/runs/inference_runs.csv``.
+    """
+    return _inference_runs(str(io.data_dir()), str(path) if path else None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,15 +122,16 @@ def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> 
 
 
 @functools.lru_cache(maxsize=4)
-def _training_runs(data_dir: str, stacks: tuple[str, ...]) -> tuple[dict, ...]:
-    path = io.data_path("runs", "training_runs.csv")
-    return tuple(_training_case(path, row, rec, stacks) for row, rec in io.read_rows(path, _TR_COLUMNS))
+def _training_runs(data_dir: str, stacks: tuple[str, ...], path: str | None) -> tuple[dict, ...]:
+    p = Path(path) if path else io.data_path("runs", "training_runs.csv")
+    return tuple(_training_case(p, row, rec, stacks) for row, rec in io.read_rows(p, _TR_COLUMNS))
 
 
-def training_runs(stacks: tuple[str, ...]) -> tuple[dict, ...]:
+def training_runs(stacks: tuple[str, ...], path: str | Path | None = None) -> tuple[dict, ...]:
     """The measured training cases, validated and typed; ``stack`` must be one of ``stacks``
-    (the software stacks the caller models). The accelerator id is under ``accelerator``."""
-    return _training_runs(str(io.data_dir()), tuple(stacks))
+    (the software stacks the caller models). The accelerator id is under ``accelerator``.
+    ``path``: another file with the same columns (e.g. held-out runs); default ``data/runs/training_runs.csv``."""
+    return _training_runs(str(io.data_dir()), tuple(stacks), str(path) if path else None)
 
 
 # ---------------------------------------------------------------------------------------------
