@@ -45,7 +45,7 @@ def test_deadline_search_is_the_brute_force_minimum(model, accelerator, precisio
     tokens, seq, gbt = 1e12, 4096, 4096 * 640
     d = training.gpus_for_deadline(model, accelerator, precision, tokens=tokens, days=days, seq_len=seq,
                                    global_batch_tokens=gbt)
-    ctx = training.make_context(model, accelerator, precision, seq, gbt, None, "central", False)
+    ctx = training.make_context(model, accelerator, precision, seq, gbt, training.MODERN, "central", False)
     limit = days * 86400 * gbt / tokens
     assert d.feasible and _brute_fewest_racks(ctx, limit, range(1, d.racks + 1)) == d.racks
     assert d.gpus == d.racks * ctx.domain and d.gpus_in_use <= d.gpus and d.days_needed <= days
@@ -60,12 +60,14 @@ def test_deadline_search_on_the_10t_model_beats_the_bisection():
     gbt = training.batch_tokens(w.seq_len, training.GLOBAL_BATCH_TOKENS["central"])
     d = training.gpus_for_deadline(model, "GB200", "fp4", global_batch_tokens=gbt)
     assert (d.racks, d.gpus, d.gpus_in_use) == (1760, 126720, 112640)
-    ctx = training.make_context(model, "GB200", "fp4", w.seq_len, gbt, None, "central", False)
+    ctx = training.make_context(model, "GB200", "fp4", w.seq_len, gbt, training.MODERN, "central", False)
     limit = w.days * 86400 * gbt / w.tokens
     assert _brute_fewest_racks(ctx, limit, range(1730, 1761)) == 1760
-    on_1792 = training.estimate(model, "GB200", 1792 * 64, "fp4", w.seq_len, gbt, all_gpus=True)
+    on_1792 = training.estimate(model, "GB200", 1792 * 64, "fp4", w.seq_len, gbt, all_gpus=True,
+                                stack=training.MODERN)     # the headline's stack (sizing's default)
     assert on_1792.step_time_s > limit          # every GPU of more racks, yet too slow: not monotone
-    assert training.estimate(model, "GB200", 1792 * 64, "fp4", w.seq_len, gbt).step_time_s <= limit   # idle allowed
+    assert training.estimate(model, "GB200", 1792 * 64, "fp4", w.seq_len, gbt,
+                             stack=training.MODERN).step_time_s <= limit   # idle allowed
 
 
 def test_lower_bound_never_exceeds_a_real_step():

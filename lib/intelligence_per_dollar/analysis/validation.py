@@ -27,7 +27,7 @@ from intelligence_per_dollar.model import training
 STACKS = {
     "megatron-2021": training.MEGATRON_2021,
     "megatron-2022-sp": replace(training.MEGATRON_2021, sequence_parallel=True),
-    "nemo-2024": replace(training.MODERN, tp_overlap=True),
+    "nemo-2024": training.MEGATRON_CORE,
     "pytorch-eager": training.Stack(flash_attention=True, sequence_parallel=False, dp_overlap=False,
                                     grad_bytes=2.0, grad_reduce_bytes=2.0),
     # Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from
@@ -35,12 +35,30 @@ STACKS = {
     "deepspeed-2021": replace(training.MEGATRON_2021, p2p_scatter_gather=False),
     # Megatron-Bridge / Megatron-Core 2025-26 recipes: TE, TP comm overlap, distributed optimizer,
     # overlapped DP; MoE benchmarks force-balance routing (load factor 1)
-    "mbridge-2026": replace(training.MODERN, tp_overlap=True),
+    "mbridge-2026": training.MEGATRON_CORE,
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
-    "deepseek-v3": replace(training.MODERN, ep_overlap=True, pipeline_schedule="dualpipe",
-                           moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    # torchtitan (Dec 2024 benchmarks): FSDP2 preset; async TP where the row says so; the June
+    # 2025 H200 runs gather FP8 weights (enable_fsdp_float8_all_gather)
+    "torchtitan-fsdp2": training.FSDP2,
+    "torchtitan-fsdp2-asynctp": training.STACKS["fsdp2-asynctp"],
+    "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
+    # Meta's production 4D stack (Llama 3 report section 3.3.2): FSDP sharding gradients and
+    # optimizer (ZeRO-2), TP with SP, CP, tuned interleaved PP, Megatron-style fused kernels
+    "meta-llama3-4d": training.MODERN,
 }
+
+#: Framework family of each stack, for colouring the validation chart (fewer series than groups).
+STACK_FAMILIES = {
+    "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
+    "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
+    "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
+    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)",
+    "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
+    "pytorch-eager": "measured here (PyTorch)",
+}
+
 
 def runs() -> tuple[dict, ...]:
     """The validation cases, validated and typed (loaded by :func:`sources.runs.training_runs`)."""
@@ -74,21 +92,32 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, training.Esti
 
 
 def training_table(scenario: str = "central") -> pd.DataFrame:
-    """case, group, citation, unit, measured, predicted, error (signed fraction), chosen parallelism."""
+    """case, group, citation, unit, measured, predicted, error (signed fraction), chosen parallelism,
+    and ``refused``: the model's reason where it refuses a run that really ran (e.g. "does not fit
+    in memory"; predicted and error are then NaN), else empty."""
     recs = []
     for case in runs():
-        pred, est = predict(case, scenario)
-        recs.append({"case": case["id"], "group": case["group"], "citation": case["citation"],
-                     "unit": case["unit"], "flop_convention": case["flop_convention"],
-                     "measured": case["measured"], "predicted": pred, "error": pred / case["measured"] - 1.0,
-                     "mfu": est.mfu, "parallelism": dict(est.parallelism)})
+        rec = {"case": case["id"], "group": case["group"], "family": STACK_FAMILIES[case["stack"]],
+               "citation": case["citation"], "unit": case["unit"],
+               "flop_convention": case["flop_convention"], "measured": case["measured"]}
+        try:
+            pred, est = predict(case, scenario)
+        except ValueError as exc:
+            recs.append({**rec, "predicted": float("nan"), "error": float("nan"), "mfu": float("nan"),
+                         "parallelism": {}, "refused": str(exc)})
+            continue
+        recs.append({**rec, "predicted": pred, "error": pred / case["measured"] - 1.0, "mfu": est.mfu,
+                     "parallelism": dict(est.parallelism), "refused": ""})
     return pd.DataFrame.from_records(recs)
 
 
 def summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Mean, median and max |error| per group (and over all cases)."""
+    """Cases predicted, mean, median and max |error| per group (and over all cases), and the
+    cases the model refused (``refused``)."""
     t = training_table() if table is None else table
     a = t.assign(abs_error=t["error"].abs())
     g = a.groupby("group")["abs_error"].agg(["count", "mean", "median", "max"])
-    g.loc["all"] = [len(a), a["abs_error"].mean(), a["abs_error"].median(), a["abs_error"].max()]
+    g["refused"] = a["abs_error"].isna().groupby(a["group"]).sum().astype(int)
+    g.loc["all"] = [a["abs_error"].count(), a["abs_error"].mean(), a["abs_error"].median(), a["abs_error"].max(),
+                    int(a["abs_error"].isna().sum())]
     return g

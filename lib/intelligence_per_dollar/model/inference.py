@@ -111,6 +111,9 @@ import pandas as pd
 
 from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
 from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.model import serving_layouts as layouts
+from intelligence_per_dollar.model import serving_schedulers as sched
+from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, candidates
 from intelligence_per_dollar.sources import assumptions, checks, hardware, models
 
 __all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTIER_COLUMNS", "Estimate", "estimate",
@@ -125,9 +128,6 @@ MODES = ("aggregated", "decode", "prefill")
 #: gather-reduce top-k combine. ``pytorch``: the unfused PyTorch decode step this project measured on
 #: its H200 (``tools/measure_gpu.py``: more kernels per layer, atomic ``index_add_`` combine).
 IMPLEMENTATIONS = ("engine", "pytorch")
-#: tp: attention tensor parallelism; dp: attention data-parallel ranks in one replica; ep: expert
-#: parallelism (1 = experts tensor-split over the replica, ``tp*dp`` = one expert group per GPU).
-PARALLELISM_KEYS = ("tp", "dp", "ep")
 
 
 def _assumed(name: str, scenario: str) -> float:
@@ -162,11 +162,25 @@ def tokens_per_s_per_mw(output_tokens_per_s_per_gpu, power_w_per_gpu):
 MAX_GPUS = 10**9
 
 
-def _check_choices(precision, kv_precision, mode, implementation) -> str:
-    """Validate the string options; returns the KV-cache precision (BF16 for BF16 weights, else FP8)."""
+def default_kv_precision(s: models.ModelSpec, acc: hardware.Accelerator, precision: str) -> str:
+    """The KV-cache precision engines pick when none is given.
+
+    BF16 weights keep a BF16 cache. FP8/FP4 checkpoints (NVIDIA ModelOpt) carry FP8 KV scales and
+    engines serve FP8 KV (TensorRT-LLM ``kv_cache_config.dtype`` auto, SGLang/vLLM ``kv_cache_dtype``
+    auto from the checkpoint) -- except MLA on GPUs without FP4 tensor cores (Hopper), whose decode
+    kernels (FlashMLA, github.com/deepseek-ai/FlashMLA README: BF16/FP16 cache; TensorRT-LLM's
+    DeepSeek-R1 H200 recipe: "KV cache dtype default (16-bit)") keep a BF16 latent.
+    """
+    if precision == "bf16" or (architecture.is_mla(s) and not acc.supports("fp4")):
+        return "bf16"
+    return "fp8"
+
+
+def _check_choices(precision, kv_precision, mode, implementation, s, acc) -> str:
+    """Validate the string options; returns the KV-cache precision (:func:`default_kv_precision` if None)."""
     checks.choice("precision", precision, PRECISIONS)
     if kv_precision is None:
-        kv_precision = "bf16" if precision == "bf16" else "fp8"
+        kv_precision = default_kv_precision(s, acc, precision)
     checks.choice("kv_precision", kv_precision, PRECISIONS)
     checks.choice("mode", mode, MODES)
     checks.choice("implementation", implementation, IMPLEMENTATIONS)
@@ -193,11 +207,12 @@ def _param_totals(s: models.ModelSpec) -> dict[str, float]:
 
 
 def _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
-             comm_overlap=False, implementation="engine") -> kern.Context:
+             comm_overlap=False, implementation="engine", scheduler="physics") -> kern.Context:
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
-    kv_precision = _check_choices(precision, kv_precision, mode, implementation)
+    kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
     kern.check_catalogue_fields(acc)
+    bench = sched.is_trtllm_bench(sched.check_scheduler(scheduler))
     torch_ref = implementation == "pytorch"
     isl = checks.positive_int("input_tokens", input_tokens)
     osl = checks.positive_int("output_tokens", output_tokens)
@@ -217,7 +232,11 @@ def _context(model, accelerator, precision, input_tokens, output_tokens, kv_prec
         _assumed("grouped_gemm_hbm_efficiency", scenario), _assumed("grouped_gemm_launch_s", scenario),
         _assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
         _assumed("expert_load_cv", scenario), _assumed("host_step_s", scenario),
-        _assumed("host_per_sequence_s", scenario), _param_totals(s))
+        _assumed("host_per_sequence_s", scenario), _param_totals(s),
+        expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
+        expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
+        kv_block_tokens=_assumed("kv_block_tokens", scenario),
+        prefill_chunk_tokens=np.inf if bench else _assumed("prefill_chunk_tokens", scenario), scheduler=scheduler)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,10 +253,15 @@ def _token_mix(ctx: kern.Context, b):
     return 0.0 * b, b * isl, 0.0        # prefill: b prompts per iteration, one output token each
 
 
-def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, context):
-    """(dense layer s, MoE layer s, parts of the repeated layer) for one iteration's token mix."""
+def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill=None):
+    """(dense layer s, MoE layer s, parts of the repeated layer) for one iteration's token mix.
+
+    ``prefill_tokens``: on the busiest attention rank (it paces attention and the dense layers);
+    ``moe_prefill``: the ranks' mean (what the experts and the all-to-all carry; default the same).
+    """
     s, P, d = ctx.s, ctx.params, ctx.s.d_model
     T = decode_tokens + prefill_tokens                # tokens per attention rank
+    T_moe = T if moe_prefill is None else decode_tokens + moe_prefill
     t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d)
     t_core = kern.attention_core_s(ctx, tp, decode_tokens, prefill_tokens, context)
     t_tp = kern.tp_all_reduce_s(ctx, T, tp)
@@ -247,10 +271,10 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     if not architecture.is_moe(s):
         return dense_layer, dense_layer, {"gemm": t_proj + t_dense_ffn, "attention": t_core,
                                           "comm": t_tp, "other": t_ew_dense}
-    t_experts = kern.moe_experts_s(ctx, T, tp, dp, ep)
+    t_experts = kern.moe_experts_s(ctx, T_moe, tp, dp, ep)
     t_router = kern.gemm_s(ctx, T / tp, s.experts, d, head=True)
     t_shared = kern.ffn_s(ctx, s.shared_experts * s.expert_d_ff, T, tp) if s.shared_experts else 0.0 * T
-    t_moe_comm = kern.moe_dispatch_s(ctx, T, tp, dp, ep)
+    t_moe_comm = kern.moe_dispatch_s(ctx, T_moe, tp, dp, ep)
     t_ew_moe = kern.moe_elementwise_s(ctx, T)
     t_compute = t_proj + t_core + t_experts + t_router + t_shared + t_ew_moe
     # two-batch overlap (SGLang/DeepEP) hides the collectives behind the other micro-batch's compute
@@ -260,10 +284,10 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     return dense_layer, moe_layer, parts
 
 
-def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens, context):
+def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens, context, moe_prefill=None):
     """GPU time of one iteration: every layer plus the LM head; also the layer times and the head."""
     s = ctx.s
-    t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context)
+    t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill)
     head_tokens = decode_tokens + (b if ctx.mode == "prefill" else 0.0 * b)
     t_head = kern.gemm_s(ctx, np.maximum(head_tokens, 1.0), s.vocab / tp, s.d_model, head=True)
     L_moe = architecture.moe_layers(s)
@@ -280,9 +304,10 @@ def _memory_bytes(ctx: kern.Context, tp, r, b, dec, pre):
     whole prompt) and FP32 logits.
     """
     s, P, d = ctx.s, ctx.params, ctx.s.d_model
-    w = (P["dense_total"] / tp + P["expert_total"] / r) * ctx.w_bytes + P["embedding"] / tp * kern.EMBEDDING_BYTES
+    w = (P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes
+         + P["embedding"] / tp * kern.EMBEDDING_BYTES)
     seq_len = ctx.isl + (ctx.osl if ctx.mode != "prefill" else 1)
-    kv = b * seq_len * ctx.kv_bytes_per_token / kern.kv_shards(ctx, tp)
+    kv = b * kern.kv_tokens_per_layer(ctx, seq_len, windowed=False) * ctx.kv_bytes_per_token / kern.kv_shards(ctx, tp)
     T_max = dec + pre + (ctx.isl if ctx.mode != "prefill" else 0.0)
     work = T_max * (8 * d + 3 * max(s.d_ff, s.expert_d_ff * max(s.top_k, 1)) / tp) * kern.ACTIVATION_BYTES \
         + (dec + 1.0) * s.vocab / tp * 4.0
@@ -303,6 +328,28 @@ def _gemm_attribution_s(ctx: kern.Context, parts, t_dense, t_head):
     return out
 
 
+def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host):
+    """Expected iteration when prompts arrive whole (or in ``prefill_chunk_tokens`` pieces) and the
+    busiest attention rank paces it (:mod:`serving_schedulers`): returns (step, GPU step, parts,
+    dense layer, head), each the mean over how many pieces the busiest rank carries."""
+    piece = min(float(ctx.isl), ctx.prefill_chunk_tokens)
+    lam = pre / piece
+    many = lam > sched.MANY_PIECES                     # many pieces per iteration: the mean is exact enough
+    lam = np.where(many, 0.0, lam)
+    cap = np.maximum(np.floor((sched.limits(ctx, tp, dp)[1] - dec) / piece), 1.0)
+    ranks = np.ones_like(dp) if sched.adp_balanced(ctx.scheduler) else dp
+    probs, scale = sched.busiest_rank_pieces(lam, ranks, cap, sched.pieces_needed(lam, cap))
+    acc = [0.0, 0.0, {}, 0.0, 0.0]
+    for j, p in enumerate(probs):
+        busiest = np.where(many, pre, j * piece * scale)
+        p = np.where(many, float(j == 0), p)
+        moe = np.where(ranks > 1, (busiest + (dp - 1) * pre) / dp, busiest)
+        g, d, pr, h = _gpu_step_s(ctx, tp, dp, ep, b, dec, busiest + 0 * pre, context, moe)
+        acc[0], acc[1], acc[3], acc[4] = acc[0] + p * np.maximum(g, t_host), acc[1] + p * g, acc[3] + p * d, acc[4] + p * h
+        acc[2] = {k: acc[2].get(k, 0.0) + p * v for k, v in pr.items()}
+    return tuple(acc)
+
+
 def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Iteration time, throughput and memory of configurations ``c`` (broadcastable arrays
     ``tp``, ``dp``, ``ep``, ``replicas`` and ``concurrency`` = sequences in flight over all GPUs).
@@ -315,13 +362,16 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     r = tp * dp                                           # GPUs per replica
     b = conc / (rep * dp)                                 # sequences per attention rank
     dec, pre, context = _token_mix(ctx, b)
-    t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context)
+    # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
+    t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
+    if ctx.mode == "aggregated":
+        t_step, t_gpu, parts, t_dense, t_head = _aggregated_step(ctx, tp, dp, ep, b, dec, pre, context, t_host)
+    else:
+        t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context)
+        t_step = np.maximum(t_gpu, t_host)
     # TTFT: one iteration that carries a whole prompt next to the decode batch
     ttft_pre = np.maximum(pre, ctx.isl) if ctx.mode != "prefill" else pre
     t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context)[0]
-    # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
-    t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
-    t_step = np.maximum(t_gpu, t_host)
     t_ttft = np.maximum(t_ttft_gpu, t_host)
     w, kv, work = _memory_bytes(ctx, tp, r, b, dec, pre)
     mem = w + kv + work
@@ -342,53 +392,6 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
 # candidates, capacity, API
 # ---------------------------------------------------------------------------------------------
 
-def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
-    """Valid (tp, dp, ep, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads,
-    dp attention ranks per replica, ep = 1 or the whole replica for MoE models (1 for dense)."""
-    s = ctx.s
-    fixed = dict(fixed or {})
-    out = {k: [] for k in ("tp", "dp", "ep", "replicas")}
-    divs = kern.divisors(gpus)
-    tps = [tp for tp in divs if tp <= ctx.domain and s.heads % tp == 0]
-    for r in divs:
-        for tp in tps:
-            if r % tp:
-                continue
-            dp = r // tp
-            eps = [1, r] if architecture.is_moe(s) and r > 1 else [1]
-            for ep in sorted(set(eps)):
-                cand = {"tp": tp, "dp": dp, "ep": ep, "replicas": gpus // r}
-                if any(k in fixed and fixed[k] != cand[k] for k in PARALLELISM_KEYS):
-                    continue
-                for k2, v in cand.items():
-                    out[k2].append(v)
-    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
-
-
-def _check_parallelism(ctx: kern.Context, gpus: int, par: Mapping) -> dict:
-    unknown = sorted(set(par) - set(PARALLELISM_KEYS))
-    if unknown:
-        raise ValueError(f"parallelism has unknown key(s) {', '.join(map(repr, unknown))}; "
-                         f"allowed: {', '.join(PARALLELISM_KEYS)}")
-    fixed = {k: checks.positive_int(f"parallelism[{k!r}]", v) for k, v in par.items()}
-    s = ctx.s
-    if "tp" in fixed:
-        if s.heads % fixed["tp"]:
-            raise ValueError(f"parallelism['tp']={fixed['tp']} does not divide the model's heads={s.heads}")
-        if fixed["tp"] > ctx.domain:
-            raise ValueError(f"parallelism['tp']={fixed['tp']} exceeds the NVLink domain of {ctx.acc.id} "
-                             f"({ctx.domain} GPUs)")
-    r = fixed.get("tp", 1) * fixed.get("dp", 1)
-    if gpus % r:
-        raise ValueError(f"tp x dp = {r} does not divide gpus={gpus}")
-    if "ep" in fixed and fixed["ep"] != 1:
-        if not architecture.is_moe(s):
-            raise ValueError(f"parallelism['ep']={fixed['ep']} needs a mixture-of-experts model (experts=0)")
-        if "tp" in fixed and "dp" in fixed and fixed["ep"] != r:
-            raise ValueError(f"parallelism['ep']={fixed['ep']} must be 1 or tp x dp = {r} (one expert group per GPU)")
-    return fixed
-
-
 def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> np.ndarray:
     """Largest concurrency (sequences over all GPUs) whose weights, KV cache and workspace fit.
 
@@ -400,6 +403,7 @@ def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> np.ndarra
     m1 = evaluate(ctx, {**base, "concurrency": ranks})
     slope = m1["memory_per_gpu_bytes"] - m0["memory_per_gpu_bytes"]
     b = np.floor((m0["usable_bytes"] - m0["memory_per_gpu_bytes"]) / slope)
+    b = np.minimum(b, sched.limits(ctx, base["tp"], base["dp"])[0])       # the scheduler's max_batch_size
     return np.maximum(b, 0.0) * ranks
 
 
@@ -443,15 +447,15 @@ class Estimate:
 
 
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
-           comm_overlap=False, implementation="engine"):
+           comm_overlap=False, implementation="engine", scheduler="physics"):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
     checks.choice("scenario", scenario, efficiency.SCENARIOS)
     checks.boolean("comm_overlap", comm_overlap)
     ctx = _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
-                   implementation)
+                   implementation, scheduler)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
-    fixed = _check_parallelism(ctx, gpus, parallelism or {})
+    fixed = layouts.check_parallelism(ctx, gpus, parallelism or {})
     c = candidates(ctx, gpus, fixed)
     if len(c["tp"]) == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed}: tp must divide heads={ctx.s.heads} "
@@ -484,17 +488,17 @@ def _no_fit_message(ctx, gpus, c):
 def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
              output_tokens: int = 1000, concurrency: float | None = None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
-             comm_overlap: bool = False, implementation: str = "engine") -> Estimate:
+             comm_overlap: bool = False, implementation: str = "engine", scheduler: str = "physics") -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
     max-throughput offline benchmark). ``parallelism``: None to choose the fastest valid
-    (tp, dp, ep), or a dict fixing some of them. ``kv_precision`` defaults to BF16 for BF16
-    weights and FP8 otherwise. Raises ``ValueError`` naming the constraint: unknown precision,
+    (tp, dp, ep), or a dict fixing some of them. ``kv_precision`` None: what engines pick
+    (:func:`default_kv_precision`). Raises ``ValueError`` naming the constraint: unknown precision,
     impossible parallelism, weights or KV cache that do not fit.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario, comm_overlap, implementation)
+                          kv_precision, mode, scenario, comm_overlap, implementation, scheduler)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
         conc = mc
@@ -533,16 +537,21 @@ FRONTIER_COLUMNS = ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_
 def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
              output_tokens: int = 1000, concurrency=None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
-             comm_overlap: bool = False, points: int = 64, implementation: str = "engine"):
-    """The throughput-interactivity frontier: one row per concurrency.
+             comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
+             scheduler: str = "physics"):
+    """The throughput-interactivity frontier.
 
-    ``concurrency``: an array of concurrencies (None: ``points`` log-spaced values from one sequence
-    per attention rank up to the most that fit). For each concurrency the fastest valid parallelism
-    is chosen (or ``parallelism`` fixes it). Columns: :data:`FRONTIER_COLUMNS`; rows that do not fit
-    keep ``fits=False`` and NaN metrics.
+    ``concurrency`` None: every valid layout (or those ``parallelism`` allows) is evaluated at
+    ``points`` log-spaced concurrencies from one sequence per attention rank up to the most that
+    fit, plus its own most-that-fit point, and the Pareto envelope of all of them is returned
+    (:func:`serving_layouts.pareto_mask`): no row is beaten on both per-user speed and tokens/s per
+    GPU by another, rows run from the most interactive to the highest throughput, each with the
+    layout that reaches it (``tp``, ``dp``, ``ep``, ``replicas``). ``concurrency`` an array: one
+    row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
+    and NaN metrics. Columns: :data:`FRONTIER_COLUMNS`.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario, comm_overlap, implementation)
+                          kv_precision, mode, scenario, comm_overlap, implementation, scheduler)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:
         raise ValueError(_no_fit_message(ctx, gpus, c))
@@ -557,21 +566,32 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     n, m = len(c["tp"]), len(conc)
     grid = {k: np.repeat(v[:, None], m, axis=1) for k, v in c.items()}
     grid["concurrency"] = np.broadcast_to(conc[None, :], (n, m))
+    if concurrency is None:          # every layout's own most-that-fit point is a candidate too
+        grid = {k: np.concatenate([v, c[k][:, None] if k != "concurrency" else mc[:, None]], axis=1)
+                for k, v in grid.items()}
+        m += 1
     r = evaluate(ctx, grid)
     ok = r["fits"] & (grid["concurrency"] >= grid["replicas"] * grid["dp"])
+    cols = {"concurrency": grid["concurrency"], "output_tokens_per_s_per_gpu": r["output_tokens_per_s_per_gpu"],
+            "tokens_per_s_per_user": r["tokens_per_s_per_user"], "ttft_s": r["ttft_s"],
+            "memory_per_gpu_bytes": r["memory_per_gpu_bytes"], "step_time_s": r["step_s"],
+            **{k: grid[k] for k in ("tp", "dp", "ep", "replicas")}}
+    cols = {k: np.broadcast_to(v, (n, m)).astype(float) for k, v in cols.items()}
+    if concurrency is None:
+        # the Pareto envelope over layouts and concurrencies (serving_layouts.pareto_mask)
+        i, j = np.nonzero(ok)
+        keep = layouts.pareto_mask(cols["tokens_per_s_per_user"][i, j], cols["output_tokens_per_s_per_gpu"][i, j])
+        i, j = i[keep], j[keep]
+        order = np.lexsort((cols["output_tokens_per_s_per_gpu"][i, j], -cols["tokens_per_s_per_user"][i, j]))
+        i, j = i[order], j[order]
+        df = pd.DataFrame({k: v[i, j] for k, v in cols.items()})
+        df.insert(df.columns.get_loc("step_time_s") + 1, "fits", True)
+        return df[list(FRONTIER_COLUMNS)]
     score = np.where(ok, r["output_tokens_per_s_per_gpu"], -np.inf)
     best = np.argmax(score, axis=0)
-    cols = np.arange(m)
-    fits = ok[best, cols]
-
-    def pick(a):
-        v = np.broadcast_to(a, (n, m))[best, cols].astype(float)
-        return np.where(fits, v, np.nan)
-    df = pd.DataFrame({
-        "concurrency": conc, "output_tokens_per_s_per_gpu": pick(r["output_tokens_per_s_per_gpu"]),
-        "tokens_per_s_per_user": pick(r["tokens_per_s_per_user"]), "ttft_s": pick(r["ttft_s"]),
-        "memory_per_gpu_bytes": pick(r["memory_per_gpu_bytes"]), "step_time_s": pick(r["step_s"]),
-        "fits": fits,
-        **{k: np.where(fits, grid[k][best, cols], np.nan) for k in ("tp", "dp", "ep", "replicas")},
-    })
+    at = np.arange(m)
+    fits = ok[best, at]
+    df = pd.DataFrame({k: np.where(fits, v[best, at], np.nan) for k, v in cols.items()})
+    df["concurrency"] = conc
+    df.insert(df.columns.get_loc("step_time_s") + 1, "fits", fits)
     return df

@@ -31,7 +31,7 @@ from intelligence_per_dollar.sources import checks, hardware, models
 
 __all__ = ["ACTIVATION_BYTES", "HEAD_BYTES", "EMBEDDING_BYTES", "Context", "expected_experts_touched",
            "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "gemm_s", "grouped_gemm_s", "kv_shards",
-           "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
+           "kv_tokens_per_layer", "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
            "attention_core_s", "tp_all_reduce_s", "ffn_s", "dense_elementwise_s", "moe_experts_s",
            "ep_all_to_all_s", "moe_dispatch_s", "moe_elementwise_s"]
 
@@ -77,6 +77,16 @@ class Context:
     host_step_s: float = 0.0
     host_per_sequence_s: float = 0.0
     params: Mapping[str, float] = field(default_factory=dict)
+    expert_w_bytes: float = 0.0        # routed-expert weight bytes per value (0: ``w_bytes``)
+    kv_block_tokens: float = 1.0       # paged KV cache: tokens per block
+    expert_weight_only: bool = False   # experts stored narrower than the tensor cores run: W4A16 at BF16
+    prefill_chunk_tokens: float = np.inf   # largest prompt piece one iteration schedules
+    scheduler: str = "physics"         # serving_schedulers.SCHEDULERS
+
+    @property
+    def expert_bytes(self) -> float:
+        """Bytes per routed-expert weight: the checkpoint's expert precision where it fixes one."""
+        return self.expert_w_bytes or self.w_bytes
 
     @property
     def hbm_bytes_per_s_achieved(self) -> float:
@@ -209,10 +219,16 @@ def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False):
 def grouped_gemm_s(ctx: Context, m, n, k, groups):
     """One pointer-array grouped (MoE) GEMM launch: the dense roofline with the weight stream at
     ``grouped_gemm_hbm_efficiency`` of the dense-GEMM rate, plus a fixed ``grouped_gemm_launch_s``
-    (setup kernel, scan of the group shapes, prologue, tail) instead of the dense ``kernel_overhead_s``."""
-    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak,
+    (setup kernel, scan of the group shapes, prologue, tail) instead of the dense ``kernel_overhead_s``.
+
+    Experts a checkpoint stores in a precision the tensor cores cannot multiply (MXFP4 on Hopper)
+    run weight-only: dequantised in the kernel's main loop and multiplied with BF16 activations
+    (``expert_weight_only``; OpenAI ``triton_kernels`` matmul_ogs, TensorRT-LLM's TRITON MoE backend
+    for GPT-OSS on Hopper; Frantar et al. 2024 "MARLIN", arXiv 2408.11743): 4-bit bytes, BF16 FLOP rate."""
+    run, peak = ("bf16", ctx.bf16_peak) if ctx.expert_weight_only else (ctx.run_precision, ctx.peak)
+    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak,
                                hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
-                               ceil=ctx.ceil, precision=ctx.run_precision, operand_bytes=ctx.w_bytes,
+                               ceil=ctx.ceil, precision=run, operand_bytes=ctx.expert_bytes,
                                output_bytes=ACTIVATION_BYTES, groups=groups)
     return t - ctx.ceil.kernel_overhead_s + ctx.grouped_gemm_launch_s
 
@@ -226,6 +242,27 @@ def ffn_s(ctx: Context, hidden, tokens, split):
 # ---------------------------------------------------------------------------------------------
 # attention
 # ---------------------------------------------------------------------------------------------
+
+def kv_tokens_per_layer(ctx: Context, length, *, windowed: bool = True):
+    """Mean KV tokens per layer one sequence of ``length`` tokens has a decode step read
+    (``windowed``) or the cache reserve for it (``windowed=False``).
+
+    Full-attention layers keep every token; the ``local_attention_layers`` with a window (sliding
+    window, Beltagy et al. 2020 "Longformer"; GPT-OSS alternates 128-token windows, OpenAI GPT-OSS
+    model card 2025 section 2; Llama 4's 8192-token chunked attention) read at most the window.
+    The reservation is for the whole length in every layer: engines size the cache and the batch
+    as if all layers were global (trtllm-bench ``tuning.py`` counts ``num_attention_layers x
+    kv_heads x head_size`` per token; GUARANTEED_NO_EVICT reserves whole sequences). Both are
+    whole pages of ``kv_block_tokens`` (vLLM PagedAttention, Kwon et al. 2023, section 4.1: a
+    sequence of ``S`` tokens occupies ``ceil(S / B)`` blocks; TensorRT-LLM ``tokens_per_block`` 32).
+    """
+    s, blk = ctx.s, ctx.kv_block_tokens
+    n = np.ceil(np.asarray(length, float) / blk) * blk
+    if not s.local_attention_layers or not windowed:
+        return n
+    local = np.minimum(n, np.ceil(s.local_attention_window / blk) * blk + blk)
+    return (n * (s.layers - s.local_attention_layers) + local * s.local_attention_layers) / s.layers
+
 
 def kv_shards(ctx: Context, tp):
     """GPUs one sequence's KV cache is split over inside a TP group (MLA: replicated, 1)."""
@@ -242,17 +279,27 @@ def decode_attention_flops_per_token(ctx: Context, context):
     context over ``c``: ``2 ctx heads (2 c + r)``.
     """
     s = ctx.s
+    ctx_tokens = _attended(ctx, np.asarray(context, float))
     if architecture.is_mla(s):
         per = 2.0 * s.heads * (2 * s.kv_lora_rank + architecture.rope_head_dim(s))
-        return s.layers * per * np.asarray(context, float)
-    return architecture.attention_flops_per_token(s, np.maximum(np.asarray(context, float), 1.0), causal=False)
+        return s.layers * per * ctx_tokens
+    return architecture.attention_flops_per_token(s, np.maximum(ctx_tokens, 1.0), causal=False)
+
+
+def _attended(ctx: Context, context):
+    """Mean tokens a decode query attends to per layer (local layers: at most their window)."""
+    s = ctx.s
+    if not s.local_attention_layers:
+        return context
+    local = np.minimum(context, s.local_attention_window)
+    return (context * (s.layers - s.local_attention_layers) + local * s.local_attention_layers) / s.layers
 
 
 def decode_attention_s(ctx: Context, tp, decode_tokens, context):
     """Decode attention of one layer: each sequence reads its KV cache (``context`` tokens) once,
     at the achieved HBM rate, or its FLOPs at the flash-attention rate if those bind."""
     s = ctx.s
-    kv_read = decode_tokens * context * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp)
+    kv_read = decode_tokens * kv_tokens_per_layer(ctx, context) * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp)
     flop = decode_tokens * decode_attention_flops_per_token(ctx, context) / s.layers / tp
     return np.maximum(kv_read / ctx.hbm_bytes_per_s_achieved, flop / (ctx.bf16_peak * ctx.ceil.attention_fraction()))
 
@@ -262,6 +309,12 @@ def prefill_attention_s(ctx: Context, tp, prefill_tokens):
     (:func:`efficiency.attention_time_s`)."""
     s = ctx.s
     flop = prefill_tokens * architecture.attention_flops_per_token(s, ctx.isl, causal=True) / s.layers / tp
+    if s.local_attention_layers:      # a local layer's query sees min(position, window) keys: W - W^2 / (2 ISL)
+        w = min(s.local_attention_window, ctx.isl)
+        local = architecture.attention_flops_per_token(s, w - w * w / (2.0 * ctx.isl), causal=False)
+        full = architecture.attention_flops_per_token(s, ctx.isl, causal=True)
+        L, n = s.layers, s.local_attention_layers
+        flop = prefill_tokens * (full * (L - n) + local * n) / L / L / tp
     return efficiency.attention_time_s(flop, ctx.isl, bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ctx.ceil)
 
 

@@ -30,6 +30,10 @@ class ModelSpec:
     or GPT-style (2 matrices, with biases). ``head_dim`` defaults to ``d_model // heads``.
     MLA is selected by ``kv_lora_rank``; ``q_lora_rank`` (optional) low-ranks the queries too.
     ``tied_embeddings``: input embedding shared with the LM head (GPT-2/3 style).
+    ``local_attention_layers`` layers attend only to the last ``local_attention_window`` tokens
+    (sliding-window or chunked local attention: GPT-OSS alternates 128-token windows, Llama 4 uses
+    8192-token chunks in 3 of 4 layers). ``expert_weight_precision``: the checkpoint stores the
+    routed experts in this precision whatever the serving precision (GPT-OSS ships MXFP4 experts).
     """
 
     layers: int
@@ -49,6 +53,9 @@ class ModelSpec:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     tied_embeddings: bool = False
+    local_attention_window: int | None = None
+    local_attention_layers: int = 0
+    expert_weight_precision: str | None = None
 
     def __post_init__(self):
         _validate(self)
@@ -60,8 +67,9 @@ class ModelSpec:
 _FIELDS = tuple(f.name for f in dataclasses.fields(ModelSpec))
 _REQUIRED = ("layers", "d_model", "heads", "d_ff", "vocab")
 _BOOL_FIELDS = ("gated_ffn", "tied_embeddings")
-_OPTIONAL_POSITIVE = ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
-_NON_NEGATIVE = ("experts", "top_k", "expert_d_ff", "shared_experts", "dense_layers")
+_OPTIONAL_POSITIVE = ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "local_attention_window")
+_NON_NEGATIVE = ("experts", "top_k", "expert_d_ff", "shared_experts", "dense_layers", "local_attention_layers")
+_WEIGHT_PRECISIONS = ("fp4", "fp8", "bf16")
 
 
 def _as_int(key, value, *, allow_zero: bool) -> int:
@@ -99,6 +107,13 @@ def _validate(s: ModelSpec) -> None:
         if s.dense_layers >= s.layers:
             raise ValueError(f"model['dense_layers']={s.dense_layers} must be < model['layers']="
                              f"{s.layers} (at least one MoE layer)")
+    if s.local_attention_layers > s.layers or (s.local_attention_layers > 0) != (s.local_attention_window is not None):
+        raise ValueError(f"model['local_attention_layers']={s.local_attention_layers} must be between 0 and "
+                         f"model['layers']={s.layers}, and > 0 exactly when model['local_attention_window'] is given")
+    if s.expert_weight_precision is not None:
+        checks.choice("model['expert_weight_precision']", s.expert_weight_precision, _WEIGHT_PRECISIONS)
+        if s.experts == 0:
+            raise ValueError("model['expert_weight_precision'] requires model['experts'] >= 1")
     if s.kv_lora_rank is None and (s.q_lora_rank is not None or s.qk_rope_head_dim is not None):
         raise ValueError("model['q_lora_rank'] / model['qk_rope_head_dim'] are MLA dimensions and "
                          "need model['kv_lora_rank'] too")
@@ -124,8 +139,9 @@ def spec(model: Mapping | ModelSpec) -> ModelSpec:
         raise ValueError(f"model lacks required key(s) {', '.join(map(repr, missing))}")
     kw = dict(model)
     kw.setdefault("kv_heads", kw["heads"])
-    for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim"):
-        if kw.get(k) in (0, None):  # 0 means "not used" in flat tables
+    for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim", "local_attention_window",
+              "expert_weight_precision"):
+        if kw.get(k) in (0, None, ""):  # 0 means "not used" in flat tables
             kw[k] = None
     return ModelSpec(**kw)
 

@@ -107,17 +107,18 @@ def time_stacked(df: pd.DataFrame, *, title: str) -> alt.Chart:
 
 
 def predicted_vs_measured(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
-    """Predicted / measured per case (log y), coloured by group, with 1 and +-10% bands.
-    Columns: ``case``, ``group``, ``measured``, ``predicted``, ``error``, ``unit``."""
-    _check_columns(df, ("case", "group", "measured", "predicted", "error", "unit"), "predicted_vs_measured")
-    d = df.assign(ratio=df["predicted"] / df["measured"])
-    sel = alt.selection_point(fields=["group"], bind="legend")
+    """Predicted / measured per case (log y), coloured by framework family, with 1 and +-10% bands;
+    refused cases (no prediction) are left out. Columns: ``case``, ``group``, ``family``, ``measured``,
+    ``predicted``, ``error``, ``unit``."""
+    _check_columns(df, ("case", "group", "family", "measured", "predicted", "error", "unit"), "predicted_vs_measured")
+    d = df[df["predicted"].notna()].assign(ratio=lambda x: x["predicted"] / x["measured"])
+    sel = alt.selection_point(fields=["family"], bind="legend")
     pts = alt.Chart(d, title=title).mark_circle(size=70).encode(
         x=alt.X("case:N", sort=list(d["case"]), title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("ratio:Q", title="predicted / measured", scale=alt.Scale(type="log", domain=[0.4, 2.5])),
-        color=palette.color("group", d["group"]),
+        color=palette.color("family", d["family"]),
         opacity=alt.condition(sel, alt.value(0.9), alt.value(0.15)),
-        tooltip=["case", "group", "unit", alt.Tooltip("measured:Q", format=",.4~g"),
+        tooltip=["case", "group", "family", "unit", alt.Tooltip("measured:Q", format=",.4~g"),
                  alt.Tooltip("predicted:Q", format=",.4~g"), alt.Tooltip("error:Q", format="+.1%")],
     ).add_params(sel).properties(width=CHART_WIDTH)
     band = pd.DataFrame({"y": [0.9, 1.0, 1.1], "label": ["-10%", "exact", "+10%"]})

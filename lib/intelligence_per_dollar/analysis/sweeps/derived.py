@@ -48,6 +48,8 @@ def cross_generation_pairs(table: pd.DataFrame | None = None) -> pd.DataFrame:
                 if old["accelerator"] == new["accelerator"] or old["unit"] == "iteration_s":
                     continue
                 pred = t.loc[new["id"], "predicted"] / t.loc[old["id"], "predicted"]
+                if not np.isfinite(pred):          # a case the model refuses (validation.training_table)
+                    continue
                 meas = new["measured"] / old["measured"]
                 rows.append({"old": old["id"], "new": new["id"], "accelerator_old": old["accelerator"],
                              "accelerator_new": new["accelerator"], "precision": old["precision"],

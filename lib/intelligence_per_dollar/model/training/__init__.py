@@ -35,10 +35,12 @@ from intelligence_per_dollar.model.training.evaluator import evaluate
 from intelligence_per_dollar.model.training.regimes import (REGIMES, deadline, deadline_if_cached,
                                                             deadline_table, ratio_regime)
 from intelligence_per_dollar.model.training.search import JOB_BLOCK_GPUS, candidates
-from intelligence_per_dollar.model.training.stack import (DEEPSEEK_V3, FP4_KEPT_LAYER_FRACTION, FP4_KEPT_PRECISIONS,
-                                                          MEGATRON_2021, MODERN, MOE_LOAD_FACTOR, STACKS, Stack)
+from intelligence_per_dollar.model.training.stack import (DEEPSEEK_V3, DEEPSPEED, FP4_KEPT_LAYER_FRACTION,
+                                                          FP4_KEPT_PRECISIONS, FSDP2, HOST_OP_S, MEGATRON_2021, MEGATRON_CORE,
+                                                          MODERN, MOE_LOAD_FACTOR, STACKS, Stack, default_stack)
 
-__all__ = ["Stack", "MODERN", "MEGATRON_2021", "DEEPSEEK_V3", "STACKS", "MOE_LOAD_FACTOR", "FP4_KEPT_LAYER_FRACTION",
+__all__ = ["Stack", "MODERN", "MEGATRON_CORE", "MEGATRON_2021", "DEEPSEEK_V3", "FSDP2", "DEEPSPEED", "STACKS",
+           "default_stack", "MOE_LOAD_FACTOR", "HOST_OP_S", "FP4_KEPT_LAYER_FRACTION",
            "FP4_KEPT_PRECISIONS", "ceiling_scale_range", "Context", "make_context", "PRECISIONS",
            "RECOMPUTE", "PARALLELISM_KEYS", "candidates", "evaluate", "JOB_BLOCK_GPUS", "Estimate", "estimate",
            "Deadline", "GLOBAL_BATCH_TOKENS", "THROUGHPUT_SEQS_PER_GPU", "batch_tokens", "gpus_for_deadline",

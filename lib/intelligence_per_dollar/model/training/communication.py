@@ -125,9 +125,16 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
     and parameter all-gather (BF16); ZeRO-0 all-reduces, the same bytes. Dense gradients reduce
     over ``cp x dp`` ranks (stride tp), expert gradients over the ``tp x cp x dp / ep`` ranks
     holding the same experts (stride ep). With ``Stack.dp_overlap`` they hide behind the last
-    micro-batch's backward / the first one's forward; ZeRO-3 gathers weights for every
-    micro-batch (forward and backward) and reduce-scatters gradients each micro-batch,
-    prefetching under that micro-batch's compute (Rajbhandari et al. 2020, section 5)."""
+    micro-batch's backward / the first one's forward.
+
+    ZeRO-3 / FSDP (Rajbhandari et al. 2020, section 5.3; Zhao et al. 2023, "PyTorch FSDP", arXiv
+    2304.11277, sections 3.2-3.3): every micro-batch all-gathers each layer's parameters in
+    forward and again in backward (reshard after forward) and reduce-scatters its gradients; the
+    gather of the next layer is prefetched under the current layer's compute (forward and
+    backward prefetch), so per micro-batch the exposed time is what the layers' compute cannot
+    hide, forward ``max(0, t_ag - t_fwd)`` and backward ``max(0, t_ag + t_rs - t_bwd)``, plus the
+    first layer's gather, which nothing precedes (``t_ag / layers``). FP8 linear weights gather in
+    1 byte with ``Stack.fsdp_fp8_all_gather`` (torchao float8 all-gather)."""
     st, zero = ctx.stack, lay.zero
     block = lay.domain_block
     in_dom_dense = np.maximum(1, block // lay.tp.astype(np.int64)).astype(float)
@@ -146,5 +153,7 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
         t_dp = np.maximum(0.0, t_rs - t_bwd_mb) + np.maximum(0.0, t_ag - t_fwd_mb)
     else:
         t_dp = t_rs + t_ag
-    t_z3 = np.maximum(0.0, 2 * t_ag + t_rs - (t_fwd_mb + t_bwd_mb)) * lay.microbatches
-    return np.where(zero == 3, t_z3 + t_ag, t_dp)
+    ag_bytes = 1.0 if (st.fsdp_fp8_all_gather and ctx.low_precision) else 2.0
+    t_ag3 = t_ag * ag_bytes / 2.0
+    t_z3 = (np.maximum(0.0, t_ag3 - t_fwd_mb) + np.maximum(0.0, t_ag3 + t_rs - t_bwd_mb)) * lay.microbatches
+    return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage, t_dp)

@@ -13,15 +13,23 @@ from intelligence_per_dollar.model import architecture, efficiency, peaks
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
 from intelligence_per_dollar.sources import hardware, models
 
-__all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
+__all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR",
+           "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
-           "elementwise_s", "memory_bound_s", "selective_recompute_s"]
+           "elementwise_s", "memory_bound_s", "permute_s", "selective_recompute_s"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
 ATTENTION_BWD_OVER_FWD = 2.5
 #: Tile height of the grouped GEMM kernels: each expert's token count is padded to a multiple of
 #: it (CUTLASS/cuBLAS grouped GEMMs on Hopper/Blackwell use 128-row tiles).
 GROUPED_GEMM_TILE_M = 128
+#: FlashAttention-2's rate over the vendor kernel (cuDNN / FlashAttention-3) on Hopper and later:
+#: Shah et al. 2024, "FlashAttention-3", arXiv 2407.08608, abstract and section 4.1 (Figs. 4-6):
+#: FA3 is 1.5-2.0x faster than FA2 forward and 1.5-1.75x backward on H100 (BF16, head dim 128),
+#: so FA2 runs at about 1/1.75 of it (range 0.5-0.67).
+FA2_OVER_VENDOR = 1.0 / 1.75
+#: Accelerators released up to this year (Ampere and before) have FA2 as their best kernel.
+FA2_NATIVE_UNTIL_YEAR = 2021
 
 
 def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1):
@@ -101,6 +109,7 @@ def attention_core_s(ctx: Context, lay: Layout):
         attn_fwd_flop = architecture.attention_flops_per_token(s, seq, causal=True) / s.layers * T / tp
         t_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), seq / cp,
                                            bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil)
+        t_fb = t_fb / attention_kernel_scale(ctx)
         t_fb = t_fb + 3 * cp * ceil.kernel_overhead_s
         t_f = t_fb / (1 + ATTENTION_BWD_OVER_FWD)
         return t_f, t_fb - t_f
@@ -109,6 +118,44 @@ def attention_core_s(ctx: Context, lay: Layout):
     dqk = hd + architecture.rope_head_dim(s)
     t_f = gemm_bf16_s(ctx, seq / cp, seq, dqk, bmm) + gemm_bf16_s(ctx, seq / cp, hd, seq, bmm)
     return t_f, 2 * t_f
+
+
+def attention_kernel_scale(ctx: Context) -> float:
+    """Rate of the stack's flash-attention kernel over the catalogue ceiling's (measured with the
+    vendor kernel): :data:`FA2_OVER_VENDOR` for FlashAttention-2 on an accelerator after Ampere
+    (``year > FA2_NATIVE_UNTIL_YEAR``), else 1."""
+    if ctx.stack.attention_kernel == "fa2" and ctx.acc.year > FA2_NATIVE_UNTIL_YEAR:
+        return FA2_OVER_VENDOR
+    return 1.0
+
+
+def per_op_sac_matmuls(s: models.ModelSpec, moe: bool) -> tuple[float, float]:
+    """torchtitan's per-op selective activation checkpointing (``torchtitan/models/llama3/
+    parallelize_llama.py`` ``_custom_policy``: "save every other mm"): the layer's matmuls in
+    order (wq, wk, wv, wo, then w1, w3, w2 of a gated FFN or w1, w2) alternate saved (1st, 3rd,
+    ...) and recomputed. Returns (share of the layer's matmul FLOPs recomputed, elements per token
+    of the saved matmul outputs). MoE experts count as ``top_k + shared`` FFNs."""
+    d, hd = s.d_model, architecture.head_dim(s)
+    hq, hkv = s.heads * hd, s.kv_heads * hd
+    f, copies = (s.expert_d_ff, s.top_k + s.shared_experts) if moe else (s.d_ff, 1)
+    # (output width, FLOPs per token / 2) of each matmul, in call order
+    mms = [(hq, d * hq), (hkv, d * hkv), (hkv, d * hkv), (d, hq * d)]
+    ffn = [(f, d * f), (f, d * f), (d, f * d)] if s.gated_ffn else [(f, d * f), (d, f * d)]
+    mms += [(w * copies, fl * copies) for w, fl in ffn]
+    recomputed = sum(fl for i, (_, fl) in enumerate(mms) if i % 2 == 1)
+    saved_out = sum(w for i, (w, _) in enumerate(mms) if i % 2 == 0)
+    return recomputed / sum(fl for _, fl in mms), float(saved_out)
+
+
+def per_op_recompute_s(ctx: Context, lay: Layout, gemm_f, mem_f, moe: bool):
+    """Time per-op selective AC adds per layer (``Stack.selective_recompute == "per-op"`` and the
+    selective mode), as (matmul part, memory-bound part): the recomputed share of the forward
+    matmuls (:func:`per_op_sac_matmuls`) and every elementwise kernel's forward again; 0 otherwise."""
+    if ctx.stack.selective_recompute != "per-op":
+        return 0.0, 0.0
+    share, _ = per_op_sac_matmuls(ctx.s, moe)
+    on = lay.recompute == 1
+    return on * share * gemm_f, on * mem_f
 
 
 def lm_head_s(ctx: Context, lay: Layout):
@@ -164,7 +211,7 @@ def _quantize_s(ctx: Context, lay: Layout, moe: bool):
     return share * lay.tokens * qf / lay.tp / hbm, share * lay.tokens * qb / lay.tp / hbm
 
 
-def _permute_s(ctx: Context, lay: Layout):
+def permute_s(ctx: Context, lay: Layout):
     """MoE token permutation, forward: gather ``top_k`` copies of each token before dispatch and
     scatter them back after combine (read d, write top_k d; and the reverse); 0 for a dense model."""
     s = ctx.s
@@ -180,7 +227,7 @@ def memory_bound_s(ctx: Context, lay: Layout, bytes_per_token, moe: bool):
     ew_f = elementwise_s(ctx, lay, bytes_per_token)
     ew_b = ew_f * ctx.ceil.elementwise_traffic_bwd / ctx.ceil.elementwise_traffic_fwd
     q_f, q_b = _quantize_s(ctx, lay, moe)
-    perm = _permute_s(ctx, lay) if moe else 0.0
+    perm = permute_s(ctx, lay) if moe else 0.0
     return ew_f + q_f + perm, ew_b + q_b + 2 * perm
 
 

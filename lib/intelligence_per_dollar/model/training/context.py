@@ -10,7 +10,7 @@ from typing import Mapping
 import numpy as np
 
 from intelligence_per_dollar.model import collectives, efficiency, peaks
-from intelligence_per_dollar.model.training.stack import MODERN, Stack
+from intelligence_per_dollar.model.training.stack import Stack, default_stack
 from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "MAX_SEQ_LEN", "MAX_BATCH_TOKENS",
@@ -96,7 +96,8 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
                  fallback) -> Context:
     """The :class:`Context` of one run. ``accelerator`` is a catalogue id or an
     :class:`~intelligence_per_dollar.sources.hardware.Accelerator`; a precision its tensor cores
-    lack raises ``ValueError`` unless ``fallback`` (then it runs at the next wider precision)."""
+    lack raises ``ValueError`` unless ``fallback`` (then it runs at the next wider precision).
+    ``stack`` None: the stack a current framework uses for the model (:func:`~.stack.default_stack`)."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     if precision not in PRECISIONS:
@@ -112,7 +113,7 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
         run_precision = next(p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):]
                              if acc.supports(p))
     batch = _check_batch(seq_len, global_batch_tokens)
-    stack = stack or MODERN
+    stack = default_stack(s) if stack is None else stack
     if not isinstance(stack, Stack):
         raise ValueError(f"stack={stack!r} must be a training Stack (e.g. training.STACKS['modern'])")
     ceil = scaled_ceilings(efficiency.ceilings(acc, scenario), stack.ceiling_scale)
@@ -156,7 +157,7 @@ class Layout:
     ``layers_per_chunk``: layers of one virtual stage, ``ceil(L / (pp v))`` (uneven splits are
     allowed, Megatron-Core ``pipeline_model_parallel_layout``); ``layers_per_stage``: the busiest
     rank's layers, ``v`` chunks; ``domain_block``: ranks of one stage's block sharing a scale-up
-    domain. Ranks are numbered tp fastest, then cp, dp (ep carved out of tp x cp x dp), then pp
+    domain (the whole stage when the job fits in one domain). Ranks are numbered tp fastest, then cp, dp (ep carved out of tp x cp x dp), then pp
     (Megatron-Core order tp-cp-ep-dp-pp); a group that does not tile the domain straddles two,
     and its slowest member sees only ``gcd(group, domain)`` peers on NVLink.
     """
@@ -183,7 +184,9 @@ def layout(ctx: Context, c: Mapping[str, np.ndarray]) -> Layout:
     tp, pp, dp, cp, ep = (np.asarray(c[k], float) for k in ("tp", "pp", "dp", "cp", "ep"))
     mb, v, rc, zero = (np.asarray(c[k], float) for k in ("microbatch", "interleave", "recompute", "zero"))
     n_vs = np.ceil(ctx.s.layers / (pp * v))
-    block = np.gcd((tp * cp * dp).astype(np.int64), int(ctx.domain))
+    stage = (tp * cp * dp).astype(np.int64)
+    # a job inside one domain (e.g. 64 GPUs of an NVL72 rack) has its whole stage on NVLink
+    block = np.where(stage * pp <= ctx.domain, stage, np.gcd(stage, int(ctx.domain)))
     return Layout(tp, pp, dp, cp, ep, mb, v, rc, zero, tokens=mb * ctx.seq_len / cp,
                   microbatches=ctx.batch_seqs / (dp * mb), layers_per_chunk=n_vs, layers_per_stage=n_vs * v,
                   domain_block=block)

@@ -20,7 +20,7 @@ from typing import Mapping
 import numpy as np
 
 from intelligence_per_dollar.model import architecture
-from intelligence_per_dollar.model.training import communication, compute, memory, optimizer, pipeline
+from intelligence_per_dollar.model.training import communication, compute, host, memory, optimizer, pipeline
 from intelligence_per_dollar.model.training.context import Context, Layout, layout
 
 __all__ = ["LayerTimes", "layer_times", "evaluate"]
@@ -51,7 +51,7 @@ class LayerTimes:
 
 
 NO_LAYER = LayerTimes(0.0, 0.0, 0.0, {k: 0.0 for k in ("gemm", "attention_core", "memory_bound", "tp_comm",
-                                                       "cp_comm", "ep_a2a")})
+                                                       "cp_comm", "ep_a2a", "host_launch")})
 
 
 def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_token, t_all_to_all,
@@ -59,23 +59,31 @@ def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_tok
     """:class:`LayerTimes` of a layer whose FFN takes ``t_ffn`` forward: GEMMs (backward twice
     the forward), attention core, memory-bound kernels, and the exposed TP, CP and EP collectives.
     Recompute repeats the whole forward for the fully recomputed share of layers, else (selective)
-    the attention core."""
+    the attention core, or under per-op selective AC every second matmul and the elementwise kernels.
+    A MoE layer whose dispatcher syncs the host (:mod:`.host`) adds the host launch time its
+    expert block (FFN, exposed all-to-all, permutation) or its backward cannot hide."""
     gemm_f = common.attention_gemm + t_ffn
     tp_f, tp_b = communication.tp_exposed_s(ctx, lay, common.tp_all_reduce, gemm_f)
     mem_f, mem_b = compute.memory_bound_s(ctx, lay, bytes_per_token, moe)
     compute_f = gemm_f + common.core_f + mem_f
     compute_b = 2 * gemm_f + common.core_b + mem_b
     a2a_f, a2a_b = communication.ep_exposed_s(ctx, t_all_to_all, compute_f, compute_b)
-    fwd = compute_f + tp_f + common.cp_f + a2a_f
-    bwd = compute_b + tp_b + common.cp_b + a2a_b
+    host_f, host_b = 0.0, 0.0
+    if moe:
+        block_f = t_ffn + a2a_f + compute.permute_s(ctx, lay)
+        host_f, host_b = host.host_bound_s(ctx, lay, block_f, compute_b + tp_b + common.cp_b + a2a_b)
+    fwd = compute_f + tp_f + common.cp_f + a2a_f + host_f
+    bwd = compute_b + tp_b + common.cp_b + a2a_b + host_b
     rfrac, sel_rc = common.recompute_fraction, common.selective
-    re = rfrac * fwd + (1 - rfrac) * sel_rc
-    parts = {"gemm": 3 * gemm_f + rfrac * gemm_f,
+    op_g, op_m = compute.per_op_recompute_s(ctx, lay, gemm_f, mem_f, moe)
+    re = rfrac * fwd + (1 - rfrac) * (sel_rc + op_g + op_m)
+    parts = {"gemm": 3 * gemm_f + rfrac * gemm_f + (1 - rfrac) * op_g,
              "attention_core": common.core_f + common.core_b + rfrac * common.core_f + (1 - rfrac) * sel_rc,
-             "memory_bound": mem_f + mem_b + rfrac * mem_f,
+             "memory_bound": mem_f + mem_b + rfrac * mem_f + (1 - rfrac) * op_m,
              "tp_comm": tp_f + tp_b + rfrac * tp_f,
              "cp_comm": common.cp_f + common.cp_b + rfrac * common.cp_f,
-             "ep_a2a": a2a_f + a2a_b + rfrac * a2a_f}
+             "ep_a2a": a2a_f + a2a_b + rfrac * a2a_f,
+             "host_launch": host_f + host_b + rfrac * host_f}
     return LayerTimes(fwd, bwd, re, parts)
 
 

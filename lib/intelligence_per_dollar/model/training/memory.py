@@ -17,13 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from intelligence_per_dollar.model import architecture
+from intelligence_per_dollar.model.training.compute import per_op_sac_matmuls
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
 from intelligence_per_dollar.model.training.pipeline import microbatches_in_flight
 from intelligence_per_dollar.sources import models
 
-__all__ = ["OPTIMIZER_STATE_BYTES_PER_PARAM", "WEIGHT_BYTES", "activation_bytes_per_token", "Activations",
+__all__ = ["OPTIMIZER_STATE_BYTES_PER_PARAM", "WEIGHT_BYTES", "LOGITS_BYTES", "FUSED_LOGITS_BYTES", "activation_bytes_per_token", "per_op_sac_bytes_per_token", "Activations",
            "activations_per_token", "ParamsPerGPU", "params_per_gpu", "ModelStates", "model_state_bytes",
-           "Memory", "memory_per_gpu"]
+           "Memory", "last_stage_layers_held", "memory_per_gpu"]
 
 #: Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, section 3.1): fp32
 #: master weights (4) + first and second moments (4 + 4).
@@ -32,6 +33,8 @@ OPTIMIZER_STATE_BYTES_PER_PARAM = 12.0
 WEIGHT_BYTES = 2.0
 #: fp32 logits and their gradient, bytes per vocabulary entry per token (Korthikanti et al. 2022, 4.1).
 LOGITS_BYTES = 4.0 * 2
+#: BF16 logits whose gradient the fused cross entropy writes in place (``Stack.fused_cross_entropy``).
+FUSED_LOGITS_BYTES = 2.0
 
 
 def activation_bytes_per_token(s: models.ModelSpec, seq_len: int, flash: bool, moe: bool,
@@ -171,17 +174,29 @@ class Memory:
     recompute_fraction: object
 
 
+def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool) -> float:
+    """Bytes per token one layer stores under torchtitan's per-op selective AC: the checkpointed
+    layer input, the attention (SDPA) output and the saved (every other) matmul outputs, all BF16
+    (:func:`~.compute.per_op_sac_matmuls`; ``torchtitan/models/llama3/parallelize_llama.py``)."""
+    _, saved = per_op_sac_matmuls(s, moe)
+    return ACTIVATION_BYTES * (s.d_model + s.heads * architecture.head_dim(s) + saved)
+
+
 def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
     """Activation bytes of one layer and micro-batch, averaged over dense and MoE layers: stored
-    in full, with the attention core recomputed (selective), and the layer input alone (full
-    recompute); plus the working set of recomputing one layer."""
+    in full, selective (the attention core recomputed; or torchtitan's per-op set,
+    ``Stack.selective_recompute``), and the layer input alone (full recompute); plus the
+    working set of recomputing one layer."""
     T, tp = lay.tokens, lay.tp
+    per_op = ctx.stack.selective_recompute == "per-op"
 
-    def kinds(a: Activations):
+    def kinds(a: Activations, moe_layer: bool):
+        if per_op:
+            return T * a.per_gpu, np.minimum(T * per_op_sac_bytes_per_token(ctx.s, moe_layer) / tp, T * a.per_gpu)
         return T * a.per_gpu, T * (a.per_gpu - a.core / tp)
 
-    full_d, sel_d = kinds(dense)
-    full_m, sel_m = kinds(moe) if architecture.moe_layers(ctx.s) else (full_d, sel_d)
+    full_d, sel_d = kinds(dense, False)
+    full_m, sel_m = kinds(moe, True) if architecture.moe_layers(ctx.s) else (full_d, sel_d)
     frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
     layer_input = T * 2 * ctx.s.d_model / (tp if ctx.stack.sequence_parallel else 1)
     return ((1 - frac_moe) * full_d + frac_moe * full_m, (1 - frac_moe) * sel_d + frac_moe * sel_m,
@@ -196,20 +211,37 @@ def _partial_recompute_fraction(lay: Layout, fixed, held, a_sel, a_inp, usable):
     return np.clip(np.ceil(np.clip(need, 0.0, 1.0) * n - 1e-9) / n, 0.0, 1.0)
 
 
+def last_stage_layers_held(lay: Layout):
+    """Layer activations (in layers x micro-batches) the last pipeline stage holds at its peak:
+    one micro-batch per chunk it runs in 1F1B, and under the interleaved schedule the
+    ``(v - 1) pp`` warm-up chunk-micro-batches plus the one in flight (Megatron-Core
+    ``pipeline_parallel/schedules.py``, interleaved warm-up count ``(pp - rank - 1) * 2 + (v - 1)
+    * pp`` at ``rank = pp - 1``), each of ``layers_per_chunk`` layers."""
+    return lay.layers_per_chunk * ((lay.interleave - 1) * lay.pp + 1)
+
+
 def memory_per_gpu(ctx: Context, lay: Layout, states: ModelStates, dense: Activations,
                    moe: Activations) -> Memory:
     """:class:`Memory` of each candidate: model states plus the activations of the micro-batches
     in flight under its recompute mode (0 none, 1 selective, 2 full, 3 partial), the fp32 logits
-    and, when recomputing, one layer's working set."""
+    and, when recomputing, one layer's working set. With pipeline parallelism the logits sit on
+    the last stage, which holds fewer micro-batches (:func:`last_stage_layers_held`) than the
+    first (:func:`~.pipeline.microbatches_in_flight`): the busier of the two sets the need
+    (Narayanan et al. 2021, section 2.2.1: stage ``i`` of 1F1B holds ``pp - i`` micro-batches)."""
     a_full, a_sel, a_inp, work = _per_layer(ctx, lay, dense, moe)
     held = lay.layers_per_stage * microbatches_in_flight(lay.pp, lay.microbatches, lay.interleave)
-    logits = lay.tokens * ctx.s.vocab / lay.tp * LOGITS_BYTES
+    logits = lay.tokens * ctx.s.vocab / lay.tp * (FUSED_LOGITS_BYTES if ctx.stack.fused_cross_entropy else LOGITS_BYTES)
     usable = ctx.acc.hbm_bytes * ctx.ceil.memory_usable_fraction
     fixed = states.weights + states.gradients + states.optimizer + logits + work
     rc = lay.recompute
     rfrac = np.where(rc == 2, 1.0, np.where(rc == 3, _partial_recompute_fraction(lay, fixed, held, a_sel, a_inp,
                                                                                  usable), 0.0))
     per_layer = rfrac * a_inp + (1 - rfrac) * np.where(rc == 0, a_full, a_sel)
-    acts = per_layer * held + np.where(rfrac > 0, work, 0.0) + logits
+    recomputing = (rfrac > 0) | ((rc == 1) & (ctx.stack.selective_recompute == "per-op"))
+    work_held = np.where(recomputing, work, 0.0)
+    # the last stage frees the logits (and their gradient) after the LM head's backward, before
+    # any layer is recomputed: the two never coexist there
+    last = per_layer * last_stage_layers_held(lay) + np.maximum(work_held, logits)
+    acts = np.where(lay.pp > 1, np.maximum(per_layer * held + work_held, last), per_layer * held + work_held + logits)
     total = states.weights + states.gradients + states.optimizer + acts
     return Memory(states.weights, states.gradients, states.optimizer, acts, total, usable, rfrac)

@@ -22,10 +22,11 @@ from intelligence_per_dollar.model.training.context import (MAX_BATCH_TOKENS, MA
                                                             check_number, make_context)
 from intelligence_per_dollar.model.training.estimator import Estimate, make_estimate
 from intelligence_per_dollar.model.training.search import JOB_BLOCK_GPUS, choose
-from intelligence_per_dollar.model.training.stack import Stack
+from intelligence_per_dollar.model.training.stack import MODERN, Stack
 from intelligence_per_dollar.sources import workloads
 
 __all__ = ["GLOBAL_BATCH_TOKENS", "THROUGHPUT_SEQS_PER_GPU", "Deadline", "workload_target", "check_budget", "batch_tokens",
+           "headline_stack",
            "best_for_domains", "gpus_for_deadline", "gpus_for_deadline_throughput", "throughput_curve"]
 
 SECONDS_PER_DAY = 86400.0
@@ -115,6 +116,13 @@ def _days_needed(tokens: float, e: Estimate) -> float:
     return tokens / e.tokens_per_s / SECONDS_PER_DAY
 
 
+def headline_stack(stack: Stack | None) -> Stack:
+    """The stack the sizing searches run when the caller names none: :data:`~.stack.MODERN`, the
+    book's headline stack, kept explicit (``estimate`` alone defaults to
+    :func:`~.stack.default_stack`, what a current framework runs for the model type)."""
+    return MODERN if stack is None else stack
+
+
 def gpus_for_deadline(model, accelerator: str, precision: str = "bf16", tokens: float | None = None,
                       days: float | None = None, seq_len: int | None = None, global_batch_tokens: float | None = None,
                       *, stack: Stack | None = None, scenario: str = "central", fallback: bool = False,
@@ -133,7 +141,7 @@ def gpus_for_deadline(model, accelerator: str, precision: str = "bf16", tokens: 
     tokens, days = check_budget(tokens, days)
     max_racks = check_int("max_racks", max_racks, 1, MAX_RACKS)
     gbt = batch_tokens(seq_len, GLOBAL_BATCH_TOKENS["central"]) if global_batch_tokens is None else global_batch_tokens
-    ctx = make_context(model, accelerator, precision, seq_len, gbt, stack, scenario, fallback)
+    ctx = make_context(model, accelerator, precision, seq_len, gbt, headline_stack(stack), scenario, fallback)
     gbt = ctx.batch_seqs * ctx.seq_len
     domain = ctx.domain
     found = exact.fewest_racks(ctx, days * SECONDS_PER_DAY * gbt / tokens, max_racks)
@@ -199,7 +207,7 @@ def gpus_for_deadline_throughput(model, accelerator: str, precision: str = "bf16
     tokens, days = check_budget(tokens, days)
     seqs_per_gpu = check_int("seqs_per_gpu", seqs_per_gpu, 1, 2**16)
     max_racks = check_int("max_racks", max_racks, 1, MAX_RACKS)
-    base = make_context(model, accelerator, precision, seq_len, seq_len, stack, scenario, fallback)
+    base = make_context(model, accelerator, precision, seq_len, seq_len, headline_stack(stack), scenario, fallback)
     domain = base.domain
     rate = tokens / (days * SECONDS_PER_DAY)
     ref, e = _reference_layout(base, rate, seqs_per_gpu, max_racks)
@@ -227,7 +235,8 @@ def throughput_curve(model, accelerator, precision: str, seq_len: int, global_ba
     valid) and ``mfu``, and the ``domain`` size; the explore panel reads deadlines off it
     (:mod:`intelligence_per_dollar.views.widgets_training`).
     """
-    ctx = make_context(model, accelerator, precision, seq_len, batch_tokens(seq_len, global_batch_tokens), stack,
+    ctx = make_context(model, accelerator, precision, seq_len, batch_tokens(seq_len, global_batch_tokens),
+                       headline_stack(stack),
                        scenario, fallback)
     racks = np.asarray(racks, dtype=np.int64)
     tps = np.full(len(racks), np.nan)

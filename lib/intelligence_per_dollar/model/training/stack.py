@@ -7,13 +7,20 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Stack", "MODERN", "MEGATRON_2021", "DEEPSEEK_V3", "STACKS", "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS",
-           "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES"]
+from intelligence_per_dollar.sources import models
+
+__all__ = ["Stack", "MODERN", "MEGATRON_CORE", "MEGATRON_2021", "DEEPSEEK_V3", "FSDP2", "DEEPSPEED", "STACKS",
+           "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS", "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES",
+           "ATTENTION_KERNELS", "SELECTIVE_RECOMPUTE_KINDS", "HOST_OP_S", "default_stack"]
 
 #: Pipeline schedules the model prices (:mod:`.pipeline`).
 PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 #: Precisions an NVFP4 recipe may keep its sensitive layers in (:attr:`Stack.fp4_kept_precision`).
 FP4_KEPT_PRECISIONS = ("bf16", "fp8")
+#: Flash-attention kernels a stack runs (:attr:`Stack.attention_kernel`).
+ATTENTION_KERNELS = ("vendor", "fa2")
+#: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
+SELECTIVE_RECOMPUTE_KINDS = ("attention-core", "per-op")
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,29 @@ class Stack:
     ``moe_load_factor``: tokens on the busiest expert-parallel rank over the mean (1.0 when the
     benchmark force-balances routing, as the NeMo/Megatron-Bridge MoE benchmarks state; real
     training with auxiliary-loss-free balancing sits above 1, see :data:`MOE_LOAD_FACTOR`).
+    ``attention_kernel``: ``"vendor"`` -- the accelerator's tuned fused attention (cuDNN /
+    FlashAttention-3 on Hopper and later, what Transformer Engine calls; the catalogue's attention
+    ceiling is measured with it); ``"fa2"`` -- FlashAttention-2 (PyTorch SDPA's flash backend in
+    torch 2.5-2.8, which neither uses Hopper's wgmma/TMA nor Blackwell's tcgen05): on accelerators
+    after Ampere it reaches :data:`~.compute.FA2_OVER_VENDOR` of the vendor kernel's rate.
+    ``selective_recompute``: what the ``"selective"`` recompute mode stores. ``"attention-core"``:
+    Korthikanti et al. 2022 (everything but the unfused s x s core); ``"per-op"``: torchtitan's
+    per-op selective activation checkpointing (``_apply_ac``, ``selective_ac_option="op"``):
+    the layer input, the attention output and every second matmul output are saved, the other
+    matmuls and all elementwise kernels are recomputed in backward.
+    ``fsdp_fp8_all_gather``: ZeRO-3 / FSDP gathers the weights of FP8 linear layers in FP8
+    (1 byte; torchao ``enable_fsdp_float8_all_gather``) instead of BF16.
+    ``fused_cross_entropy``: the loss runs as Transformer Engine's fused cross entropy
+    (Megatron-Core ``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl="te"``;
+    ``transformer_engine/pytorch/triton/cross_entropy.py``: online softmax over the BF16 logits,
+    the backward kernel writes the gradient in place into them), so the logits cost 2 bytes per
+    vocabulary entry per token instead of fp32 logits plus their fp32 gradient (8 bytes).
+    ``moe_host_sync``: the MoE dispatcher waits for the device once per MoE layer and forward
+    pass (Megatron-Core's dropless all-to-all dispatcher, ``cuda_sync_point =
+    "before_ep_alltoall"``), so the expert block's host launch time is exposed where it exceeds
+    its GPU time (:mod:`.host`); False for DeepEP / the flex dispatcher, which take the split
+    sizes on the device, and for CUDA-graphed MoE layers. ``host_op_s``: host time of one
+    launched operator (:data:`HOST_OP_S`).
     """
 
     flash_attention: bool = True
@@ -74,6 +104,12 @@ class Stack:
     fp4_kept_layer_fraction: float = 0.16
     fp4_kept_precision: str = "bf16"
     ceiling_scale: float = 1.0
+    attention_kernel: str = "vendor"
+    selective_recompute: str = "attention-core"
+    fsdp_fp8_all_gather: bool = False
+    fused_cross_entropy: bool = False
+    moe_host_sync: bool = False
+    host_op_s: float = 2.5e-5
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -82,8 +118,12 @@ class Stack:
         if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
             raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
+        for name, allowed in (("attention_kernel", ATTENTION_KERNELS),
+                              ("selective_recompute", SELECTIVE_RECOMPUTE_KINDS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
         for name, lo, hi in (("moe_load_factor", 1.0, 4.0), ("fp4_kept_layer_fraction", 0.0, 1.0),
-                             ("ceiling_scale", 0.1, 2.0)):
+                             ("ceiling_scale", 0.1, 2.0), ("host_op_s", 0.0, 1e-3)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
                     or not lo <= v <= hi:
@@ -101,6 +141,14 @@ class Stack:
 #: capacity-factor mode drops tokens above 1.0-1.25x the mean (moe_expert_capacity_factor).
 MOE_LOAD_FACTOR = {"low": 1.0, "central": 1.1, "high": 1.25}
 
+#: Host time of one launched operator (s), low/central/high (``data/assumptions/training.csv``
+#: ``host_op_s``). Central: the eager GEMM dispatch measured on the project's H200
+#: (``data/assumptions/inference.csv`` ``eager_dispatch_s``, 20-30 us; Transformer Engine's GEMM
+#: path rebuilds its cuBLASLt descriptors and re-runs ``cublasLtMatmulAlgoGetHeuristic`` per call,
+#: as eager ``torch._scaled_mm`` does). Low: a bare C++ kernel launch plus bookkeeping; high: a
+#: Transformer Engine call through its Python wrappers on a slower host core (an estimate).
+HOST_OP_S = {"low": 1.0e-5, "central": 2.5e-5, "high": 4.0e-5}
+
 #: Share of the linear layers an NVFP4 recipe keeps out of FP4, low/central/high. Central: NVIDIA's
 #: recipe (arXiv 2509.25149, section 4: ~16% of the linear layers, the first and last blocks, in
 #: BF16). Low: half of that, the paper's observation that the last few blocks carry most of the
@@ -108,12 +156,50 @@ MOE_LOAD_FACTOR = {"low": 1.0, "central": 1.1, "high": 1.25}
 #: 10T MoE no one has trained in FP4 (an assumption).
 FP4_KEPT_LAYER_FRACTION = {"low": 0.08, "central": 0.16, "high": 0.25}
 
+#: Megatron-Core as the 2022-24 papers and the book's headline run it: Transformer Engine fused
+#: attention, sequence parallelism, distributed optimizer (ZeRO-1), overlapped DP reduce-scatter /
+#: all-gather; no TP-GEMM overlap. The headline keeps it explicitly (``STACKS["modern"]``). Its
+#: MoE dispatch is DeepEP-style (``ep_dedup``: token dedup across scale-up domains, split sizes
+#: kept on the device), so no host sync per MoE layer (``moe_host_sync`` False).
 MODERN = Stack()
+#: Megatron-Core current (Megatron-Bridge / NeMo 2025-26 recipes): as :data:`MODERN` plus the TP
+#: collectives overlapped with the GEMMs (``tp_comm_overlap``, Transformer Engine userbuffers) and
+#: the dropless all-to-all MoE dispatcher's host sync (``moe_token_dispatcher_type="alltoall"``).
+MEGATRON_CORE = replace(MODERN, tp_overlap=True, moe_host_sync=True)
 MEGATRON_2021 = Stack(flash_attention=False, sequence_parallel=False, dp_overlap=False, tp_overlap=False,
                       grad_bytes=4.0, grad_reduce_bytes=2.0)
 #: DeepSeek-V3's stack (arXiv 2412.19437, section 3.2): DualPipe (bubble about half of 1F1B's,
 #: two copies of the stage weights) and expert all-to-alls overlapped with computation; the
 #: validation case that matches DeepSeek-V3's throughput runs it (:mod:`analysis.validation`).
 DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
-#: Named software stacks the headline can be sized with (``modern`` is the book's default).
-STACKS = {"modern": MODERN, "deepseek-v3": DEEPSEEK_V3}
+#: FSDP2 / torch-native as torchtitan runs it (Liang et al. 2024, "TorchTitan", arXiv 2410.06511,
+#: sections 2.1-2.3; Zhao et al. 2023, "PyTorch FSDP", arXiv 2304.11277, section 3.3): per-block
+#: parameter all-gather prefetched under the previous block (forward and, with
+#: reshard_after_forward, again in backward), gradient reduce-scatter in fp32
+#: (``mixed_precision_reduce="float32"``: 4-byte reduction), fp32 sharded gradients; PyTorch SDPA
+#: (FlashAttention-2) for attention; torchao Float8 saves the BF16 inputs of its linear layers
+#: (no low-precision activation storage); per-op selective AC; sequence parallelism with TP;
+#: synchronous TP (async TP is ``replace(FSDP2, tp_overlap=True)``). Layouts use ``zero=3``
+#: (``zero=2`` where parameters stay gathered between micro-batches, as with PP).
+FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
+                selective_recompute="per-op")
+#: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
+#: layers): FlashAttention-2, no Megatron sequence parallelism, no TP-GEMM overlap, every TP rank
+#: sends the whole activation between stages (no scatter/gather), plain 1F1B (Rajbhandari et al.
+#: 2020, ZeRO, section 5; DeepSpeed pipe engine ``deepspeed/runtime/pipe/engine.py``).
+DEEPSPEED = replace(MODERN, sequence_parallel=False, p2p_scatter_gather=False, attention_kernel="fa2")
+#: Named software stacks (``modern`` is the book's headline stack; ``megatron-core`` the current
+#: Megatron-Core default; :func:`default_stack` picks one for a model).
+STACKS = {"modern": MODERN, "megatron-core": MEGATRON_CORE, "megatron-core-moe": replace(MEGATRON_CORE, ep_overlap=True),
+          "fsdp2": FSDP2, "fsdp2-asynctp": replace(FSDP2, tp_overlap=True), "deepspeed": DEEPSPEED,
+          "megatron-2021": MEGATRON_2021, "deepseek-v3": DEEPSEEK_V3}
+
+
+def default_stack(model) -> Stack:
+    """The stack a current framework would run ``model`` with: Megatron-Core with TP-GEMM overlap
+    (:data:`MEGATRON_CORE`) for a dense model; for a mixture of experts also the expert
+    all-to-alls overlapped with another micro-batch's compute (Megatron-Core
+    ``overlap_moe_expert_parallel_comm``, the 1F1B A2A overlap of its MoE guide; DeepSeek-V3's
+    DualPipe idea without its schedule), ``STACKS["megatron-core-moe"]``."""
+    s = models.spec(model)
+    return STACKS["megatron-core-moe"] if s.experts else MEGATRON_CORE

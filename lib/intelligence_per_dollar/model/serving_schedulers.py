@@ -1,0 +1,174 @@
+"""Serving schedulers: how many sequences a rank may hold and how prompts reach the iterations.
+
+:func:`intelligence_per_dollar.model.inference.estimate` and ``frontier`` take ``scheduler``:
+
+* ``"physics"`` (default, engine-agnostic): the batch is limited only by memory (weights, KV cache
+  of whole sequences, workspace); prompts arrive in pieces of at most ``prefill_chunk_tokens``
+  (``data/assumptions/inference.csv``). Every request has the same ISL and OSL, so attention
+  data-parallel ranks that started together finish and admit requests in the same iterations: they
+  prefill together.
+* ``"trtllm-bench"``: TensorRT-LLM's offline benchmark. When the caller gives no
+  ``--max_batch_size`` / ``--max_num_tokens``, ``trtllm-bench throughput`` sizes them itself
+  (:func:`trtllm_bench_limits`) and schedules prompts whole (chunked prefill off). Its synthetic
+  datasets have ``--input-stdev 0 --output-stdev 0`` (perf-overview.md), so ranks stay in step.
+* ``"unsynchronised-adp"``: the physics default for workloads of varied lengths, where each
+  attention-DP rank admits prompts on its own (TensorRT-LLM's round-robin baseline).
+
+**Attention-DP imbalance.** With attention data parallelism every rank runs its own attention,
+dense layers and norms, but the MoE layers (all-to-all, experts) synchronise all ranks every
+layer, so an iteration lasts as long as its busiest rank: ``time_i = max_m time_{i,m}``
+(TensorRT-LLM tech blog 10, "ADP Balance Strategy", Mathematical Modeling; measured balance
+ratio mean/max tokens 54% for DeepSeek-V3 on 8 GB200 with round-robin admission, 88% with
+``enable_balance``, 1.33x throughput). Each rank receives prompts as a Poisson stream of
+``lam = prefill tokens / prompt piece`` pieces per iteration, at most ``cap`` per iteration (the
+``max_num_tokens`` budget left after the decode tokens); :func:`busiest_rank_pieces` gives the
+distribution of the busiest rank's pieces over ``n`` independent ranks (``n = 1`` when ranks
+prefill together, as with uniform lengths or ``attention_dp_config.enable_balance``). The busiest rank's attention and dense work carries its pieces; the experts and
+the all-to-all carry the mean of all ranks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from intelligence_per_dollar.model import architecture
+from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.sources import checks, hardware
+
+__all__ = ["SCHEDULERS", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION", "TRTLLM_DEFAULT_LIMITS", "check_scheduler", "is_trtllm_bench",
+           "adp_balanced", "finetune_setting", "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
+
+SCHEDULERS = ("physics", "trtllm-bench", "unsynchronised-adp")
+
+#: ``--kv_cache_free_gpu_mem_fraction`` of the perf-overview runs ("In many cases, we also use a
+#: higher KV cache percentage by setting 0.95", TensorRT-LLM docs/source/developer-guide/
+#: perf-overview.md at 03e27c7); trtllm-bench passes it to the heuristic.
+TRTLLM_BENCH_KV_FRACTION = 0.95
+#: (max_batch_size, max_num_tokens) when the checkpoint's quantisation is not one the heuristic
+#: knows (``TUNED_QUANTS`` = NVFP4, FP8, FP8 block scales, none; e.g. GPT-OSS's MXFP4):
+#: ``BuildConfig`` defaults (tensorrt_llm/bench/build/build.py, tensorrt_llm/builder.py).
+TRTLLM_DEFAULT_LIMITS = (2048, 8192)
+#: Prompt pieces per rank and iteration above which the busiest rank is taken to carry the mean
+#: (Poisson: relative spread 1/sqrt(lam) < 18%; keeps the distribution short).
+MANY_PIECES = 30.0
+_GIB = 1024.0 ** 3
+_CAP_BATCH, _CAP_TOKENS = 4096, 32768
+
+
+def check_scheduler(scheduler: str) -> str:
+    return checks.choice("scheduler", scheduler, SCHEDULERS)
+
+
+def is_trtllm_bench(scheduler: str) -> bool:
+    return scheduler.startswith("trtllm-bench")
+
+
+def adp_balanced(scheduler: str) -> bool:
+    """Attention-DP ranks prefill in the same iterations (uniform lengths, or ``enable_balance``)."""
+    return scheduler != "unsynchronised-adp"
+
+
+def finetune_setting(requests: float, isl: int, osl: int) -> tuple[int, int]:
+    """trtllm-bench's rounding of the KV-capacity estimate into (max_batch_size, max_num_tokens).
+
+    ``tensorrt_llm/bench/build/tuning.py`` (``finetune_setting``): batch capped at 4096, tokens at
+    ``min(batch (1 + ISL/OSL), 32768)``; the batch rounded up to 32 (at least 64) below 256, to
+    128 below 1024, else to 256; tokens rounded up to 256 (at least 2048) below 4096, to 512
+    below 8192, else to 1024.
+    """
+    raw_bs = min(requests, _CAP_BATCH)
+    raw_tok = min(raw_bs * (1.0 + isl / osl), _CAP_TOKENS)
+    if raw_bs < 256:
+        bs = max(64, 32 * math.ceil(raw_bs / 32))
+    elif raw_bs < 1024:
+        bs = 128 * math.ceil(raw_bs / 128)
+    else:
+        bs = 256 * math.ceil(raw_bs / 256)
+    if raw_tok < 4096:
+        tok = max(2048, 256 * math.ceil(raw_tok / 256))
+    elif raw_tok < 8192:
+        tok = 512 * math.ceil(raw_tok / 512)
+    else:
+        tok = 1024 * math.ceil(raw_tok / 1024)
+    return bs, tok
+
+
+def trtllm_bench_limits(s, acc: hardware.Accelerator, weight_bytes: float, kv_bytes_per_elem: float,
+                        isl: int, osl: int, tp: int, dp: int) -> tuple[int, int]:
+    """(max_batch_size per scheduling rank, max_num_tokens per iteration) trtllm-bench picks.
+
+    ``tensorrt_llm/bench/tuning/heuristics.py`` (``calc_engine_setting``): KV per token in GiB is
+    ``layers (kv_lora_rank + rope) b_kv`` for MLA, else ``2 layers max(tp_flag, kv_heads) head_dim
+    b_kv``; with attention DP (``dp > 1``) each rank has one GPU's memory and ``checkpoint / tp_flag``
+    of the weights, else ``tp_flag`` GPUs and the whole checkpoint (``tp_flag`` = trtllm-bench's
+    ``--tp``, the GPUs of a replica); requests = ``(memory - weights) x 0.95 / (KV per token x
+    (ISL + OSL))``, rounded by :func:`finetune_setting`. Chunked prefill is off, so
+    ``max_num_tokens`` is raised to ``ISL + max_batch_size`` (tensorrt_llm/bench/benchmark/utils/
+    general.py, ``get_settings``). Checkpoints whose quantisation the heuristic does not know (MXFP4
+    experts) get :data:`TRTLLM_DEFAULT_LIMITS`. ``weight_bytes``: the whole checkpoint in bytes.
+    """
+    r = tp * dp
+    if s.expert_weight_precision:
+        bs, tok = TRTLLM_DEFAULT_LIMITS
+    else:
+        if architecture.is_mla(s):
+            per_token = s.layers * (s.kv_lora_rank + architecture.rope_head_dim(s)) * kv_bytes_per_elem
+        else:
+            per_token = 2 * s.layers * max(r, s.kv_heads) * architecture.head_dim(s) * kv_bytes_per_elem
+        device_gib = acc.hbm_bytes / 1e9          # nvml total in GiB ~ the marketed GB (H200: 140.4 GiB)
+        memory, engine = (device_gib, weight_bytes / r / _GIB) if dp > 1 else (device_gib * r, weight_bytes / _GIB)
+        requests = max(memory - engine, 0.0) * TRTLLM_BENCH_KV_FRACTION / (per_token / _GIB * (isl + osl))
+        bs, tok = finetune_setting(requests, isl, osl)
+    return bs, max(tok, isl + bs)
+
+
+def busiest_rank_pieces(lam, ranks, cap, pieces: int):
+    """Distribution of the prompt pieces the busiest of ``ranks`` attention ranks carries in one
+    iteration, and the factor that keeps the mean prompt work.
+
+    Each rank's pieces are Poisson(``lam``) clipped at ``cap`` (the token budget); clipping moves
+    work to later iterations, so the work of a carried piece is scaled by ``lam / mean(clipped)``.
+    With ``n`` independent ranks ``P(max <= j) = F(j)^n``. Returns ``(probs, scale)``: ``probs``
+    has ``pieces`` rows (``P(max = j)`` for j = 0 .. pieces-1, broadcast over ``lam``).
+    """
+    lam = np.asarray(lam, float)
+    cap = np.broadcast_to(np.asarray(cap, float), lam.shape)
+    n = np.asarray(ranks, float)
+    pmf, cdf, mean, prev = np.exp(-lam), np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+    probs = []
+    for j in range(pieces):
+        q = np.where(j < cap, pmf, np.where(j == cap, 1.0 - cdf, 0.0))   # clipped pmf
+        cdf = cdf + q
+        mean = mean + j * q
+        now = cdf ** n
+        probs.append(now - prev)
+        prev = now
+        pmf = pmf * lam / (j + 1)
+    scale = np.where(mean > 0, lam / np.maximum(mean, 1e-300), 1.0)
+    return np.stack(probs), scale
+
+
+def pieces_needed(lam, cap) -> int:
+    """Rows :func:`busiest_rank_pieces` needs: past the cap or the Poisson tail (mean + 8 sd + 8)."""
+    lam_max = float(np.max(lam, initial=0.0))
+    return int(min(float(np.max(cap, initial=0.0)) + 1, math.ceil(lam_max + 8 * math.sqrt(lam_max) + 8)))
+
+
+def limits(ctx, tp, dp):
+    """(max sequences per attention rank, max tokens per iteration) arrays for layouts ``tp``, ``dp``
+    under ``ctx.scheduler`` (a :class:`serving_kernels.Context`): :func:`trtllm_bench_limits` per
+    distinct layout, or no limit beyond memory for ``physics``."""
+    tp, dp = np.broadcast_arrays(np.asarray(tp, float), np.asarray(dp, float))
+    if not is_trtllm_bench(ctx.scheduler):
+        return np.full(tp.shape, np.inf), np.full(tp.shape, np.inf)
+    P = ctx.params
+    ckpt = (P["dense_total"] * ctx.w_bytes + P["expert_total"] * ctx.expert_bytes
+            + P["embedding"] * kern.EMBEDDING_BYTES)
+    kv_elem = ctx.kv_bytes_per_token / architecture.kv_cache_bytes_per_token(ctx.s, 1.0)
+    out = {(t, d): trtllm_bench_limits(ctx.s, ctx.acc, ckpt, kv_elem, ctx.isl, ctx.osl, int(t), int(d))
+           for t, d in set(zip(tp.ravel().tolist(), dp.ravel().tolist()))}
+    bs = np.array([out[k][0] for k in zip(tp.ravel().tolist(), dp.ravel().tolist())], float).reshape(tp.shape)
+    tok = np.array([out[k][1] for k in zip(tp.ravel().tolist(), dp.ravel().tolist())], float).reshape(tp.shape)
+    return bs, tok

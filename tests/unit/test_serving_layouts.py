@@ -1,0 +1,137 @@
+"""Serving layouts and the serving terms added for issue 12: the Pareto envelope over layouts,
+KV-cache precision defaults, paged / windowed KV, checkpoint expert precision, prefill lumps."""
+
+import numpy as np
+import pytest
+
+from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.model import serving_layouts as lay
+from intelligence_per_dollar.model import serving_schedulers as sched
+from intelligence_per_dollar.sources import hardware, models
+
+DSV3 = dict(layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256, top_k=8,
+            expert_d_ff=2048, shared_experts=1, dense_layers=3, head_dim=128, q_lora_rank=1536, kv_lora_rank=512,
+            qk_rope_head_dim=64)
+LLAMA70 = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
+GPTOSS20 = dict(layers=24, d_model=2880, heads=64, kv_heads=8, d_ff=2880, vocab=201088, experts=32, top_k=4,
+                expert_d_ff=2880, head_dim=64, local_attention_window=128, local_attention_layers=12,
+                expert_weight_precision="fp4")
+
+
+def test_pareto_mask_by_hand():
+    speed = [10, 8, 8, 5, 4, 9]
+    tput = [1, 3, 2, 6, 5, 1]
+    # (8,2) is beaten by (8,3); (4,5) by (5,6); (9,1) by (10,1)
+    assert list(lay.pareto_mask(speed, tput)) == [True, True, False, True, False, False]
+    with pytest.raises(ValueError, match="same shape"):
+        lay.pareto_mask([1, 2], [1])
+
+
+def _dominated(df):
+    u, t = df.tokens_per_s_per_user.to_numpy(), df.output_tokens_per_s_per_gpu.to_numpy()
+    return any(((u >= u[i]) & (t >= t[i]) & ((u > u[i]) | (t > t[i]))).any() for i in range(len(df)))
+
+
+@pytest.mark.parametrize("acc,prec", [("H200", "fp8"), ("B200", "fp4")])
+def test_frontier_is_an_envelope_with_layouts(acc, prec):
+    df = inf.frontier(DSV3, acc, 8, prec, 1024, 1024, points=16)
+    assert not _dominated(df)
+    assert df.tokens_per_s_per_user.is_monotonic_decreasing
+    assert df.output_tokens_per_s_per_gpu.is_monotonic_increasing
+    for k in ("tp", "dp", "ep", "replicas"):
+        assert (df[k] >= 1).all()
+    # MLA: tensor parallel when interactive, attention-DP + EP at load, with no layout passed
+    assert df.tp.iloc[0] > 1
+    assert (df.dp.iloc[-1], df.ep.iloc[-1]) == (8, 8)
+
+
+def test_frontier_honours_an_explicit_layout():
+    df = inf.frontier(DSV3, "H200", 8, "fp8", 1024, 1024, parallelism={"tp": 8, "dp": 1, "ep": 1}, points=8)
+    assert set(df.tp) == {8} and set(df.ep) == {1}
+
+
+def test_default_kv_precision_follows_engines():
+    mla, gqa = models.spec(DSV3), models.spec(LLAMA70)
+    assert inf.default_kv_precision(mla, hardware.get("H200"), "fp8") == "bf16"    # FlashMLA: 16-bit latent
+    assert inf.default_kv_precision(mla, hardware.get("B200"), "fp4") == "fp8"
+    assert inf.default_kv_precision(gqa, hardware.get("H200"), "fp8") == "fp8"     # ModelOpt FP8 KV
+    assert inf.default_kv_precision(gqa, hardware.get("H200"), "bf16") == "bf16"
+
+
+def _ctx(model, acc="H200", prec="fp8", isl=1000, osl=1000):
+    return inf._context(model, acc, prec, isl, osl, None, "aggregated", "central")
+
+
+def test_busiest_rank_pieces_reduce_to_poisson_and_keep_the_mean():
+    lam = np.array([0.01, 0.44, 3.0])
+    probs, scale = sched.busiest_rank_pieces(lam, 1.0, np.inf, 40)
+    assert np.allclose(probs.sum(axis=0), 1.0)
+    assert probs[0][1] == pytest.approx(np.exp(-0.44))            # one rank: Poisson P(0)
+    assert np.allclose((np.arange(40)[:, None] * probs).sum(axis=0) * scale, lam)
+    # cap 1 (max_num_tokens leaves room for one prompt): a Bernoulli whose carried work keeps the mean
+    p1, s1 = sched.busiest_rank_pieces(np.array([0.44]), 1.0, 1.0, 2)
+    assert p1[1][0] == pytest.approx(1 - np.exp(-0.44)) and p1[1][0] * s1[0] == pytest.approx(0.44)
+    # 8 independent ranks: P(no rank prefills) = exp(-0.44)^8 (TensorRT-LLM tech blog 10 round robin)
+    p8, _ = sched.busiest_rank_pieces(np.array([0.44]), 8.0, 1.0, 2)
+    assert p8[0][0] == pytest.approx(np.exp(-0.44 * 8))
+
+
+def test_trtllm_bench_finetune_setting_by_hand():
+    # tensorrt_llm/bench/build/tuning.py: 290 requests -> 128 x ceil(290/128) = 384; tokens 580 -> 2048 floor
+    assert sched.finetune_setting(290.0, 1000, 1000) == (384, 2048)
+    assert sched.finetune_setting(100.0, 1000, 1000) == (128, 2048)          # 32 x ceil(100/32)
+    assert sched.finetune_setting(9000.0, 1000, 1000) == (4096, 8192)        # batch cap 4096
+    assert sched.finetune_setting(2000.0, 8192, 1024) == (2048, 18432)       # 1024 x ceil(18000/1024)
+    assert sched.finetune_setting(4000.0, 8192, 1024) == (4096, 32768)       # token cap 32768
+
+
+def test_trtllm_bench_limits_mla_and_mxfp4():
+    h200 = hardware.get("H200")
+    mla = models.spec(dict(layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256,
+                           top_k=8, expert_d_ff=2048, shared_experts=1, dense_layers=3, q_lora_rank=1536,
+                           kv_lora_rank=512, qk_rope_head_dim=64))
+    # MLA: one 576-value latent per layer and token; 8 H200 (ADP) with 671 GB of FP8 weights
+    bs, tok = sched.trtllm_bench_limits(mla, h200, 671e9, 1.0, 1000, 1000, 1, 8)
+    per_token_gib = 61 * 576 / 1024 ** 3
+    req = (141.0 - 671e9 / 8 / 1024 ** 3) * 0.95 / (per_token_gib * 2000)
+    assert (bs, tok) == (sched.finetune_setting(req, 1000, 1000)[0], max(sched.finetune_setting(req, 1000, 1000)[1],
+                                                                        1000 + bs))
+    gptoss = models.spec(GPTOSS20)
+    assert sched.trtllm_bench_limits(gptoss, h200, 13e9, 2.0, 1000, 1000, 1, 1) == (2048, 8192)  # BuildConfig
+    assert sched.trtllm_bench_limits(gptoss, h200, 13e9, 2.0, 8192, 1024, 1, 1) == (2048, 8192 + 2048)
+
+
+def test_trtllm_bench_scheduler_caps_the_batch():
+    phys = inf.estimate(GPTOSS20, "B200", 1, "fp4", 1000, 1000, parallelism={"tp": 1})
+    bench = inf.estimate(GPTOSS20, "B200", 1, "fp4", 1000, 1000, parallelism={"tp": 1}, scheduler="trtllm-bench")
+    assert phys.concurrency > 2048 and bench.concurrency == 2048
+    with pytest.raises(ValueError, match="scheduler"):
+        inf.estimate(GPTOSS20, "B200", 1, "fp4", scheduler="vllm")
+
+
+def test_kv_pages_and_windows():
+    ctx = _ctx(GPTOSS20)
+    assert ctx.kv_block_tokens == 32
+    # 2000 tokens occupy 63 pages of 32 (2016 tokens) when reserved for every layer
+    assert float(kern.kv_tokens_per_layer(ctx, 2000, windowed=False)) == 2016
+    # half the layers read at most their 128-token window (+ a partial page)
+    assert float(kern.kv_tokens_per_layer(ctx, 2000)) == pytest.approx((2016 + 160) / 2)
+
+
+def test_checkpoint_expert_precision_sets_weight_bytes_and_weight_only_compute():
+    ctx = _ctx(GPTOSS20, "H200", "fp8")
+    assert ctx.expert_bytes == hardware.BYTES_PER_ELEMENT["fp4"] and ctx.w_bytes == 1.0
+    assert ctx.expert_weight_only                        # Hopper has no FP4 tensor cores: W4A16
+    assert not _ctx(GPTOSS20, "B200", "fp4").expert_weight_only
+    e = inf.estimate(GPTOSS20, "H200", 1, "fp8", 1000, 1000, concurrency=1)
+    full = inf.estimate({k: v for k, v in GPTOSS20.items() if k != "expert_weight_precision"}, "H200", 1, "fp8",
+                        1000, 1000, concurrency=1)
+    assert e.memory_breakdown_bytes["weights"] < 0.7 * full.memory_breakdown_bytes["weights"]
+
+
+def test_spec_rejects_inconsistent_local_attention():
+    with pytest.raises(ValueError, match="local_attention_layers"):
+        models.spec({**LLAMA70, "local_attention_layers": 4})
+    with pytest.raises(ValueError, match="expert_weight_precision"):
+        models.spec({**LLAMA70, "expert_weight_precision": "fp4"})

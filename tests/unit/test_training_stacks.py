@@ -1,0 +1,161 @@
+"""Named training stacks (issue 12): the presets, the default a framework would use for a model
+type, FlashAttention-2 on Hopper, torchtitan's per-op selective activation checkpointing and the
+FSDP / ZeRO-3 per-layer gather and scatter, each against a hand-computed number."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from intelligence_per_dollar.model import training
+from intelligence_per_dollar.model.training import communication, compute, context, memory
+
+#: Llama 3.1 8B (Llama Team 2024, arXiv 2407.21783, Table 3): 32 layers, d 4096, 32 heads of 128,
+#: 8 KV heads, SwiGLU FFN 14336, vocab 128256.
+LLAMA8B = {"layers": 32, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "vocab": 128256}
+MOE = {"layers": 4, "d_model": 256, "heads": 4, "kv_heads": 4, "d_ff": 512, "vocab": 1000, "experts": 8,
+       "top_k": 2, "expert_d_ff": 128}
+
+
+def _ctx(model, stack, accelerator="H100-SXM", seq_len=8192, batch_seqs=16, precision="bf16"):
+    return training.make_context(model, accelerator, precision, seq_len, seq_len * batch_seqs, stack, "central",
+                                 False)
+
+
+def _cands(**par):
+    c = {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "microbatch": 2, "interleave": 1, "recompute": 1, "zero": 3}
+    c.update(par)
+    return {k: np.asarray([v]) for k, v in c.items()}
+
+
+def _layout(ctx, **par):
+    return context.layout(ctx, _cands(**par))
+
+
+def test_named_presets_and_the_headline_stack_unchanged():
+    for name in ("modern", "megatron-core", "fsdp2", "deepspeed", "megatron-2021", "deepseek-v3"):
+        assert isinstance(training.STACKS[name], training.Stack)
+    assert training.STACKS["modern"] == training.Stack()        # the book's headline stack
+    assert training.MEGATRON_CORE.tp_overlap and not training.MODERN.tp_overlap
+    assert training.FSDP2.attention_kernel == "fa2" and training.FSDP2.selective_recompute == "per-op"
+    assert not training.DEEPSPEED.p2p_scatter_gather and not training.DEEPSPEED.sequence_parallel
+
+
+@pytest.mark.parametrize("field,value", [("attention_kernel", "fa4"), ("selective_recompute", "some")])
+def test_stack_rejects_unknown_kinds(field, value):
+    with pytest.raises(ValueError, match=field):
+        training.Stack(**{field: value})
+
+
+def test_default_stack_by_model_type_and_estimate_uses_it():
+    assert training.default_stack(LLAMA8B) == training.MEGATRON_CORE
+    moe = training.default_stack(MOE)
+    assert moe.ep_overlap and moe.tp_overlap and moe.pipeline_schedule == "1f1b"
+    par = {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 8, "microbatch": 1, "recompute": "none", "zero": 1}
+    a = training.estimate(MOE, "H100-SXM", 8, "bf16", 1024, 1024 * 64, par)
+    b = training.estimate(MOE, "H100-SXM", 8, "bf16", 1024, 1024 * 64, par, stack=moe)
+    c = training.estimate(MOE, "H100-SXM", 8, "bf16", 1024, 1024 * 64, par, stack=training.MODERN)
+    # the default's all-to-all overlap never slows it; its dispatcher's host sync may (tiny
+    # experts are launch-bound: tests/unit/test_training_host.py)
+    d = training.estimate(MOE, "H100-SXM", 8, "bf16", 1024, 1024 * 64, par, stack=replace(moe, moe_host_sync=False))
+    assert a.step_time_s == b.step_time_s and d.step_time_s <= c.step_time_s < a.step_time_s
+
+
+def test_per_op_sac_by_hand_for_llama3_8b():
+    """torchtitan saves the 1st, 3rd, ... matmul outputs of (wq, wk, wv, wo, w1, w3, w2) and
+    recomputes wk, wo, w3: 4096 x (1024 + 4096 + 14336) of 4096 x (4096 + 2 x 1024 + 4096 + 3 x 14336)
+    FLOPs; saved outputs 4096 + 1024 + 14336 + 4096 = 23552 elements per token."""
+    s = training.make_context(LLAMA8B, "H100-SXM", "bf16", 8192, 8192 * 16, None, "central", False).s
+    share, saved = compute.per_op_sac_matmuls(s, False)
+    assert share == pytest.approx(19456 / 53248)
+    assert saved == 23552
+    # + layer input (4096) + attention output (4096), BF16
+    assert memory.per_op_sac_bytes_per_token(s, False) == 2 * (4096 + 4096 + 23552)
+
+
+def test_per_op_sac_stores_less_and_recomputes_more_than_core_only_selective():
+    core = _ctx(LLAMA8B, replace(training.FSDP2, selective_recompute="attention-core"))
+    op = _ctx(LLAMA8B, training.FSDP2)
+    r_core, r_op = training.evaluate(core, _cands()), training.evaluate(op, _cands())
+    assert r_op["activations_bytes"][0] < 0.6 * r_core["activations_bytes"][0]
+    assert r_op["step_time_s"][0] > r_core["step_time_s"][0]
+
+
+def test_fa2_attention_runs_at_its_share_of_the_vendor_kernel_after_ampere():
+    """Shah et al. 2024 (FlashAttention-3): FA3 1.5-2x FA2 on H100; on A100 FA2 is the best kernel."""
+    for acc, ratio in (("H100-SXM", 1.75), ("A100-80GB", 1.0)):
+        vendor, fa2 = _ctx(LLAMA8B, training.MODERN, acc), _ctx(LLAMA8B, training.FSDP2, acc)
+        assert compute.attention_kernel_scale(fa2) == pytest.approx(1 / ratio)
+        lay = _layout(vendor)
+        launches = 3 * vendor.ceil.kernel_overhead_s          # fixed launches, not rescaled
+        t_v, t_f = (sum(compute.attention_core_s(c, lay))[0] - launches for c in (vendor, fa2))
+        assert t_f == pytest.approx(t_v * ratio, rel=1e-9)
+
+
+def test_zero3_exposes_only_the_first_layer_gather_when_compute_hides_the_rest():
+    """FSDP prefetch (Zhao et al. 2023, section 3.3): with long layers, only the first layer's
+    all-gather is exposed, ``t_ag / layers``; the FP8 all-gather halves it."""
+    ctx = _ctx(LLAMA8B, training.FSDP2, precision="fp8")
+    lay = _layout(ctx)
+    params = memory.params_per_gpu(ctx, lay)
+    long = np.asarray([1e3])
+    bf16 = communication.data_parallel_s(ctx, lay, params, long, long)
+    fp8 = communication.data_parallel_s(replace(ctx, stack=replace(ctx.stack, fsdp_fp8_all_gather=True)), lay,
+                                        params, long, long)
+    assert fp8[0] == pytest.approx(bf16[0] / 2)
+    # no compute to hide behind: forward gather + backward gather and reduce-scatter (BF16 here, the
+    # same bytes as the gather), per micro-batch, plus the first layer's gather
+    bf16_rs = replace(ctx, stack=replace(ctx.stack, grad_reduce_bytes=2.0))
+    zero = np.asarray([0.0])
+    full = communication.data_parallel_s(bf16_rs, lay, params, zero, zero)
+    t_ag = bf16[0] * 32                      # one layer's gather x 32 layers
+    assert full[0] == pytest.approx(lay.microbatches[0] * 3 * t_ag + t_ag / 32, rel=1e-9)
+
+
+def test_fused_cross_entropy_keeps_bf16_logits_only():
+    """TE's fused cross entropy writes the gradient into the BF16 logits: 2 bytes per vocabulary
+    entry per token instead of fp32 logits + fp32 gradient (8). GPT-OSS-120B, 16384 tokens per
+    micro-batch, vocab 201088, PP 1: the logits drop by 16384 x 201088 x 6 B = 19.8 GB."""
+    import numpy as np
+    from dataclasses import replace
+    from intelligence_per_dollar.model import training
+    from intelligence_per_dollar.model.training import context, memory
+
+    spec = dict(layers=4, d_model=2880, heads=64, kv_heads=8, d_ff=2880, vocab=201088)
+    c = {k: np.array([v]) for k, v in dict(tp=1, pp=1, dp=1, cp=1, ep=1, microbatch=4, interleave=1,
+                                           recompute=2, zero=1).items()}
+    out = []
+    for fused in (False, True):
+        ctx = context.make_context(spec, "B200", "bf16", 4096, 4 * 4096,
+                                   replace(training.MEGATRON_CORE, fused_cross_entropy=fused), "central", False)
+        r = training.evaluate(ctx, c)
+        out.append(float(r["activations_bytes"][0]))
+    assert out[0] - out[1] == pytest.approx(16384 * 201088 * 6.0, rel=1e-9)
+
+
+def test_last_stage_layers_held():
+    """1F1B: the last stage holds one micro-batch of its layers; interleaved v=2, pp=8, 4 layers
+    per chunk: (v - 1) pp + 1 = 9 chunk-micro-batches of 4 layers = 36 layer-micro-batches."""
+    import numpy as np
+    from intelligence_per_dollar.model.training import memory
+
+    class L:
+        layers_per_chunk = np.array([10.0, 4.0])
+        interleave = np.array([1.0, 2.0])
+        pp = np.array([4.0, 8.0])
+    assert list(memory.last_stage_layers_held(L)) == [10.0, 36.0]
+
+
+def test_job_inside_one_domain_is_all_nvlink():
+    """64 GPUs of one 72-GPU NVL72 rack: the stage block is all 64 GPUs (not gcd(64, 72) = 8);
+    across domains the gcd rule stays."""
+    import numpy as np
+    from intelligence_per_dollar.model import training
+    from intelligence_per_dollar.model.training import context
+
+    ctx = context.make_context(LLAMA8B, "GB200", "bf16", 4096, 4096 * 256, training.MODERN, "central", False)
+    assert ctx.domain == 72
+    c = {k: np.array(v) for k, v in dict(tp=[1, 1], pp=[1, 2], dp=[64, 64], cp=[1, 1], ep=[1, 1],
+                                          microbatch=[1, 1], interleave=[1, 1], recompute=[0, 0],
+                                          zero=[1, 1]).items()}
+    assert list(context.layout(ctx, c).domain_block) == [64, 8]
