@@ -1,7 +1,10 @@
 """Print the model's error on a file of measured runs, per case and per group.
 
-    .venv/bin/python tools/eval_runs.py training data/runs/candidates/training_runs_unseen.csv
-    .venv/bin/python tools/eval_runs.py serving  data/runs/candidates/inference_runs_unseen.csv [--user]
+    .venv/bin/python tools/eval_runs.py training data/runs/training_runs.csv
+    .venv/bin/python tools/eval_runs.py serving  data/runs/inference_runs.csv [--user]
+
+or any file with the same columns (e.g. runs held out from the model while it is developed: judge
+a change on them first, then merge them into data/runs/; see data/runs/HELD_OUT.md).
 
 ``--user`` predicts serving cases as a user would call the model: ``inference.frontier`` with no
 layout and the default KV precision, taking the maximum output tokens/s per GPU (aggregated
@@ -17,14 +20,7 @@ import numpy as np
 import pandas as pd
 
 from intelligence_per_dollar.analysis import validation, validation_inference
-from intelligence_per_dollar.model import inference
 from intelligence_per_dollar.sources import runs
-
-
-def _user_serving(case: dict) -> float:
-    f = inference.frontier(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
-                           case["output_tokens"], mode=case["mode"])
-    return float(np.nanmax(f["output_tokens_per_s_per_gpu"]))
 
 
 def table(kind: str, path: str, user: bool = False) -> pd.DataFrame:
@@ -39,7 +35,7 @@ def table(kind: str, path: str, user: bool = False) -> pd.DataFrame:
             elif user:
                 if case["mode"] != "aggregated" or case["concurrency"] is not None:
                     continue
-                pred = _user_serving(case)
+                pred = validation_inference.predict_as_user(case)
             else:
                 pred, est = validation_inference.predict(case)
                 rec["layout"] = str(dict(est.parallelism)) if est else ""

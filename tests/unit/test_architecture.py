@@ -54,3 +54,10 @@ def test_from_total_active(total, active):
     assert ar.active_params(s) == pytest.approx(active, rel=0.05)
     with pytest.raises(ValueError):
         ar.from_total_active(1e9, 2e9)
+
+
+def test_a_catalogued_name_is_a_model_and_an_unknown_one_is_refused_by_name():
+    from intelligence_per_dollar.sources import models as model_catalogue
+    assert model_catalogue.spec("DeepSeek-V3") == model_catalogue.get("DeepSeek-V3")
+    with pytest.raises(ValueError, match=r"model='GPT-9' is not a catalogued model; allowed: .*DeepSeek-V3"):
+        model_catalogue.spec("GPT-9")

@@ -103,9 +103,11 @@ def test_trtllm_bench_limits_mla_and_mxfp4():
 
 
 def test_trtllm_bench_scheduler_caps_the_batch():
-    phys = inf.estimate(GPTOSS20, "B200", 1, "fp4", 1000, 1000, parallelism={"tp": 1})
-    bench = inf.estimate(GPTOSS20, "B200", 1, "fp4", 1000, 1000, parallelism={"tp": 1}, scheduler="trtllm-bench")
-    assert phys.concurrency > 2048 and bench.concurrency == 2048
+    # FP8 KV: memory alone would hold more than 2,048 sequences of 2,000 tokens on one B200
+    phys = inf.estimate(GPTOSS20, "B200", 1, "fp4", 1000, 1000, parallelism={"tp": 1}, kv_precision="fp8")
+    bench = inf.estimate(GPTOSS20, "B200", 1, "fp4", 1000, 1000, parallelism={"tp": 1}, scheduler="trtllm-bench",
+                         kv_precision="fp8")
+    assert phys.concurrency == 2048 and bench.concurrency == 2048     # engine default max_batch_size
     with pytest.raises(ValueError, match="scheduler"):
         inf.estimate(GPTOSS20, "B200", 1, "fp4", scheduler="vllm")
 
@@ -135,3 +137,32 @@ def test_spec_rejects_inconsistent_local_attention():
         models.spec({**LLAMA70, "local_attention_layers": 4})
     with pytest.raises(ValueError, match="expert_weight_precision"):
         models.spec({**LLAMA70, "expert_weight_precision": "fp4"})
+
+
+def test_physics_scheduler_applies_the_engine_default_limits():
+    # 2,048 running sequences per rank (TensorRT-LLM max_batch_size default) and 8,192 tokens per
+    # iteration (max_num_tokens): a steady state of 8192/1024 requests carries 9 b tokens per iteration
+    assert sched.ENGINE_DEFAULT_LIMITS == (2048, 8192)
+    ctx = _ctx(GPTOSS20)
+    seqs, tokens = sched.limits(ctx, [1, 2], [1, 4])
+    assert list(seqs) == [2048, 2048] and list(tokens) == [8192, 8192]
+    long_prompt = inf.estimate(GPTOSS20, "B200", 1, "fp4", 8192, 1024, parallelism={"tp": 1}, kv_precision="fp4")
+    assert long_prompt.concurrency <= 8192 // 9
+    decode = inf.estimate(GPTOSS20, "B200", 1, "fp4", 100, 100, parallelism={"tp": 1}, mode="decode")
+    assert decode.concurrency == 2048
+
+
+def test_checkpoint_quantised_models_keep_a_16_bit_kv_cache():
+    # GPT-OSS ships MXFP4 experts without KV scales: kv 'auto' is BF16 (perf-overview: "Hopper: use auto")
+    gptoss = models.spec(GPTOSS20)
+    assert inf.default_kv_precision(gptoss, hardware.get("H100-SXM"), "fp8") == "bf16"
+    assert inf.default_kv_precision(gptoss, hardware.get("B200"), "fp4") == "bf16"
+
+
+def test_expert_load_skew_matches_measured_routing():
+    # TensorRT-LLM tech blog 4 Table 1 (DeepSeek-R1, EP32, 8 experts per rank, no EPLB): per-rank token std
+    # 491.6 over a mean of 1024 (cv 0.48), busiest rank 2.564x the mean
+    cv = inf._assumed("expert_load_cv", "central")
+    assert cv * np.sqrt(32 / 256) == pytest.approx(491.6 / 1024, rel=0.06)
+    busiest = float(kern.ep_load_imbalance(1e9, 256, 32, cv))      # no sampling noise: skew alone
+    assert 2.0 < busiest < 2.564

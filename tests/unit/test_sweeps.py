@@ -14,6 +14,7 @@ from intelligence_per_dollar.analysis import sweeps
 from intelligence_per_dollar.analysis.claims import meets_claim
 from intelligence_per_dollar.analysis.sweeps import derived, gpu_ratio
 from intelligence_per_dollar.model import training as tr
+from intelligence_per_dollar.model.training.search import STATED_MEMORY_TOLERANCE
 from intelligence_per_dollar.sources import assumptions as assumption_files
 
 FN = "intelligence_per_dollar.analysis.sweeps.gpu_ratio:sample"
@@ -275,7 +276,8 @@ def test_cross_generation_error_comes_from_the_validation_table():
 def test_training_assumptions_agree_with_the_model_constants():
     recs = assumption_files.assumptions("training.csv")
     for name, code in (("moe_load_factor", tr.MOE_LOAD_FACTOR), ("fp4_kept_layer_fraction", tr.FP4_KEPT_LAYER_FRACTION),
-                       ("global_batch_tokens", tr.GLOBAL_BATCH_TOKENS), ("host_op_s", tr.HOST_OP_S)):
+                       ("global_batch_tokens", tr.GLOBAL_BATCH_TOKENS), ("host_op_s", tr.HOST_OP_S),
+                       ("stated_memory_tolerance", STATED_MEMORY_TOLERANCE)):
         a = recs[name]
         assert (a.low, a.central, a.high) == pytest.approx((code["low"], code["central"], code["high"])), name
 

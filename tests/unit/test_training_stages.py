@@ -142,6 +142,23 @@ def test_casts_cost_hbm_time_only_in_low_precision():
     assert per_f == pytest.approx(4.0 * (1024 + 1024 + 1024 + 4096))   # (2 + 2 x 1 byte) x GEMM inputs
 
 
+def test_fp8_current_scaling_reads_each_cast_input_once_more():
+    """Transformer Engine Float8CurrentScaling (quantizer.cpp ``quantize_impl``): an amax pass over
+    the BF16 input before the cast, 2 + 2 + 2 x 1 = 6 bytes per element instead of 4, forward and
+    backward; FP4 casts and BF16 runs are unchanged."""
+    per_f, per_b = compute.quantize_bytes_per_token(_ctx(GPT).s, False, 1.0)
+    cs_f, cs_b = compute.quantize_bytes_per_token(_ctx(GPT).s, False, 1.0, amax_pass=True)
+    assert cs_f == pytest.approx(6.0 * (1024 + 1024 + 1024 + 4096))
+    assert (cs_f / per_f, cs_b / per_b) == pytest.approx((1.5, 1.5))
+    cs = replace(training.MEGATRON_CORE, fp8_current_scaling=True)
+    for precision, slower in (("fp8", True), ("fp4", False), ("bf16", False)):
+        a, b = (_ctx(GPT, seq_len=2048, accelerator="GB200", precision=precision, stack=st)
+                for st in (training.MEGATRON_CORE, cs))
+        qa, qb = compute._quantize_s(a, _layout(a, tp=2), False), compute._quantize_s(b, _layout(b, tp=2), False)
+        assert (np.asarray(qb[0]) > np.asarray(qa[0])).all() == slower
+        assert np.asarray(qb[1]) == pytest.approx(np.asarray(qa[1]) * (1.5 if slower else 1.0))
+
+
 def test_optimizer_step_reads_the_local_shard():
     ctx = _ctx(TINY)
     lay = _layout(ctx, tp=2, pp=2, dp=2, zero=1)
@@ -159,3 +176,26 @@ def test_deadline_defaults_are_the_training_workload():
     assert sizing.workload_target(1.0, 2.0, 3) == (1.0, 2.0, 3)
     with pytest.raises(ValueError, match="unknown keyword"):
         training.deadline_if_cached(TINY, "GB200", "fp4", dayz=30)
+
+
+
+def test_a_stated_layout_over_memory_is_predicted_within_the_tolerance_and_refused_beyond_it():
+    """GPT-OSS-120B BF16 with Megatron-Bridge's layout on 64 H100 (TP1 PP4 DP16 EP8, full recompute)
+    ran, but the memory model puts it at ~80 GB of 74 usable: predicted and flagged. The same
+    layout on a 40 GB H100 variant (~2x over) is refused, and the search (layout not stated) never
+    proposes an over-memory layout."""
+    from intelligence_per_dollar.analysis import validation
+    from intelligence_per_dollar.model.training import search
+    from intelligence_per_dollar.sources import hardware
+    c = next(x for x in validation.runs() if x["id"] == "mb2511-h100-gptoss120b-bf16-64")
+    kw = dict(model=c["model"], gpus=c["gpus"], precision=c["precision"], seq_len=c["seq_len"],
+              global_batch_tokens=c["global_batch_seqs"] * c["seq_len"], stack=validation.STACKS[c["stack"]])
+    h100 = hardware.get("H100-SXM")
+    est = training.estimate(accelerator=h100, parallelism=c["parallelism"], **kw)
+    assert not est.memory_fits and est.tokens_per_s_per_gpu > 0
+    over = est.memory_per_gpu_bytes / (h100.hbm_bytes * 0.925)
+    assert 1.0 < over <= 1.0 + search.STATED_MEMORY_TOLERANCE["central"]
+    with pytest.raises(ValueError, match="does not fit in memory"):
+        training.estimate(accelerator=replace(h100, hbm_bytes=40e9), parallelism=c["parallelism"], **kw)
+    free = {k: v for k, v in c["parallelism"].items() if k not in ("pp", "dp")}
+    assert training.estimate(accelerator=h100, parallelism=free, **kw).memory_fits

@@ -103,7 +103,8 @@ def peak_throughput(summary: pd.DataFrame) -> dict[str, float]:
 
 
 #: Groups of the inference validation that are MoE serving at max load.
-MOE_SERVING_GROUPS = ("trtllm-qwen3-235b", "trtllm-qwen3-30b", "trtllm-dsr1", "sglang-large-ep")
+MOE_SERVING_GROUPS = ("trtllm-qwen3-235b", "trtllm-qwen3-30b", "trtllm-dsr1", "sglang-large-ep", "trtllm-dsr1-blog",
+                      "trtllm-gptoss120b", "trtllm-gptoss20b", "trtllm-maverick", "sglang-gb200")
 DENSE_HOPPER_CASES = "llama70b-h"
 BLACKWELL_FP4_CASES = "llama70b-(?:b|gb)200"
 SKINNY_BF16_GROUP = "h200-skinny-bf16"
@@ -122,18 +123,26 @@ class InferenceFindings:
     blackwell_fp4_median: float
     median_abs: float
     fp8_skinny_floor_s: float     # the shortest measured FP8 skinny GEMM: host dispatch, not the GPU
+    user_median_abs: float        # max-load cases as a user calls the model (frontier, every default)
+    user_over_2x: int             # of those, cases off by more than a factor of 2
+    user_cases: int
 
 
-def inference_findings(vt: pd.DataFrame) -> InferenceFindings:
-    """:class:`InferenceFindings` of the inference validation table (case, group, measured, error)."""
+def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
+    """:class:`InferenceFindings` of the inference validation table ``vt`` (case, group, measured,
+    error) and the same max-load cases predicted as a user calls the model, ``vu``
+    (:func:`validation_inference.user_table`)."""
     err = vt.error
+    ratio = vu.predicted / vu.measured
     return InferenceFindings(
         dense_hopper_median_abs=float(err[vt.case.str.contains(DENSE_HOPPER_CASES)].abs().median()),
         skinny_bf16_max_abs=float(err[vt.group == SKINNY_BF16_GROUP].abs().max()),
         moe_median=float(err[vt.group.isin(MOE_SERVING_GROUPS)].median()),
         blackwell_fp4_median=float(err[vt.case.str.contains(BLACKWELL_FP4_CASES)].median()),
         median_abs=float(err.abs().median()),
-        fp8_skinny_floor_s=float(vt[vt.group == SKINNY_FP8_GROUP].measured.min()))
+        fp8_skinny_floor_s=float(vt[vt.group == SKINNY_FP8_GROUP].measured.min()),
+        user_median_abs=float(vu.error.abs().median()), user_over_2x=int(((ratio > 2) | (ratio < 0.5)).sum()),
+        user_cases=int(vu.error.notna().sum()))
 
 
 # --------------------------------------------------------------------------- 3.2 the RL step

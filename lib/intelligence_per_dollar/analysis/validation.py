@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from intelligence_per_dollar.sources import hardware
 from intelligence_per_dollar.sources import runs as run_files
 from intelligence_per_dollar.model import training
 
@@ -36,6 +37,10 @@ STACKS = {
     # Megatron-Bridge / Megatron-Core 2025-26 recipes: TE, TP comm overlap, distributed optimizer,
     # overlapped DP; MoE benchmarks force-balance routing (load factor 1)
     "mbridge-2026": training.MEGATRON_CORE,
+    # the same with the FP8 recipe the row names "FP8-CS" (Transformer Engine Float8CurrentScaling:
+    # an amax pass before every FP8 cast); NeMo 25.x states "FP8 per-tensor current scaling"
+    "mbridge-2026-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
+    "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
@@ -53,6 +58,7 @@ STACKS = {
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
+    "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
@@ -72,12 +78,21 @@ def narayanan_flops_per_iteration(batch_seqs: float, seq_len: float, layers: flo
     return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))
 
 
+def accelerator(case: dict) -> hardware.Accelerator:
+    """The case's catalogue accelerator, with the HBM capacity and bandwidth of the variant that
+    ran where the row gives them (``hbm_bytes``, ``hbm_bytes_per_s``; e.g. torchtitan's Grand Teton
+    H100s: 96 GB HBM2e at 2.4 TB/s instead of the catalogue H100-SXM's 80 GB HBM3 at 3.35 TB/s)."""
+    acc = hardware.get(case["accelerator"])
+    return replace(acc, **{k: case[k] for k in ("hbm_bytes", "hbm_bytes_per_s") if k in case})
+
+
 def predict(case: dict, scenario: str = "central") -> tuple[float, training.Estimate]:
     """The model's prediction for one case, in the case's unit and FLOP convention."""
-    est = training.estimate(model=case["model"], accelerator=case["accelerator"], gpus=case["gpus"],
+    est = training.estimate(model=case["model"], accelerator=accelerator(case), gpus=case["gpus"],
                             precision=case["precision"], seq_len=case["seq_len"],
                             global_batch_tokens=case["global_batch_seqs"] * case["seq_len"],
-                            parallelism=case["parallelism"], stack=STACKS[case["stack"]], scenario=scenario)
+                            parallelism=case["parallelism"], stack=STACKS[case["stack"]], scenario=scenario,
+                            power_cap_w=case.get("power_cap_w"))
     if case["unit"] == "iteration_s":
         return est.step_time_s, est
     if case["unit"] == "tokens_per_s_per_gpu":
@@ -104,10 +119,10 @@ def training_table(scenario: str = "central") -> pd.DataFrame:
             pred, est = predict(case, scenario)
         except ValueError as exc:
             recs.append({**rec, "predicted": float("nan"), "error": float("nan"), "mfu": float("nan"),
-                         "parallelism": {}, "refused": str(exc)})
+                         "parallelism": {}, "memory_fits": False, "refused": str(exc)})
             continue
         recs.append({**rec, "predicted": pred, "error": pred / case["measured"] - 1.0, "mfu": est.mfu,
-                     "parallelism": dict(est.parallelism), "refused": ""})
+                     "parallelism": dict(est.parallelism), "memory_fits": est.memory_fits, "refused": ""})
     return pd.DataFrame.from_records(recs)
 
 

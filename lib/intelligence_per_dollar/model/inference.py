@@ -15,9 +15,7 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
 (``tensorrt_llm/bench/build/tuning.py``: ``max_batch_size * (1 + isl / osl)``).
 
 **Time of one iteration** is the sum of its kernels, each capped by the roofline that binds
-(Williams, Waterman & Patterson 2009):
-
-The stages are timed in :mod:`intelligence_per_dollar.model.serving_kernels`:
+(Williams, Waterman & Patterson 2009), timed in :mod:`intelligence_per_dollar.model.serving_kernels`:
 
 * matrix products (projections, FFNs, experts, LM head): :func:`efficiency.gemm_time_s`, i.e.
   ``max(2 m n k / (peak f_gemm), bytes / (hbm f_hbm)) + t_kernel`` with the calibrated H200-family
@@ -73,14 +71,12 @@ The stages are timed in :mod:`intelligence_per_dollar.model.serving_kernels`:
   remote domain (``ep_all_to_all_s``). ``comm_overlap=True`` (two-batch overlap) hides them
   behind compute: the layer takes ``max(compute, comm)`` instead of the sum.
 
-**Host overhead.** Each iteration also costs host (CPU) time, a fixed part plus Python work per
-running sequence (``host_time_s``, ``host_step_s`` and ``host_per_sequence_s`` in
-``data/assumptions/inference.csv``). Engines overlap it with the GPU, so an iteration takes
-``max(GPU, host)``: it binds only for small models at very large batch (e.g. Qwen3-30B-A3B at
-~1,500 sequences on one B200).
+**Host overhead.** Each iteration also costs host (CPU) time, ``host_step_s + host_per_sequence_s x b``
+(``data/assumptions/inference.csv``), overlapped with the GPU: an iteration takes ``max(GPU, host)``, which
+binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 sequences on one B200).
 
-**Validation** against measured serving runs (median |error| ~13.5%, known gaps) is in
-:mod:`intelligence_per_dollar.analysis.validation_inference`.
+**Finite benchmarks** (``requests``): a run of that many requests queued at once, ramp, batch and drain
+(:mod:`serving_benchmarks`). Validation: :mod:`intelligence_per_dollar.analysis.validation_inference`.
 
 **Capacity.** Weights per GPU (dense weights split by tensor parallelism and replicated across
 attention data-parallel ranks, experts split across the whole replica), the KV cache of every
@@ -91,14 +87,11 @@ LLM's GUARANTEED_NO_EVICT, vLLM's block reservation) and a small activation work
 heads across TP ranks (replicating when ``tp > kv_heads``), MLA's latent is replicated across TP
 ranks, which is why MLA models serve with attention data parallelism.
 
-**Outputs.** Per-user speed ``1 / t_iteration``; output tokens/s per GPU
-``concurrency / (t_iteration x gpus)``; TTFT is the time of one iteration that carries a whole
-prompt next to the decode batch (no queueing); $/Mtok = $/GPU-hour / 3600 / (tokens/s per GPU) x 1e6;
-tokens/s per MW = tokens/s per GPU / (W per GPU) x 1e6.
-
-Everything is vectorised over concurrency and parallelism (numpy), so :func:`frontier` evaluates
-thousands of points in one pass. Assumptions that are not hardware facts (tile rows, kernels per
-layer) live in ``data/assumptions/inference.csv``.
+**Outputs.** Per-user speed ``1 / t_iteration``; output tokens/s per GPU ``concurrency / (t_iteration x
+gpus)``; TTFT is one iteration carrying a whole prompt next to the decode batch (no queueing); $/Mtok =
+$/GPU-hour / 3600 / (tokens/s per GPU) x 1e6; tokens/s per MW = tokens/s per GPU / (W per GPU) x 1e6. All
+is vectorised over concurrency and parallelism (numpy); assumptions that are not hardware facts (tile rows,
+kernels per layer) live in ``data/assumptions/inference.csv``.
 """
 
 from __future__ import annotations
@@ -110,6 +103,7 @@ import numpy as np
 import pandas as pd
 
 from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
+from intelligence_per_dollar.model import serving_benchmarks as bench
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.model import serving_layouts as layouts
 from intelligence_per_dollar.model import serving_schedulers as sched
@@ -163,15 +157,16 @@ MAX_GPUS = 10**9
 
 
 def default_kv_precision(s: models.ModelSpec, acc: hardware.Accelerator, precision: str) -> str:
-    """The KV-cache precision engines pick when none is given.
+    """The KV-cache precision engines pick when none is given (``auto``: what the checkpoint carries).
 
-    BF16 weights keep a BF16 cache. FP8/FP4 checkpoints (NVIDIA ModelOpt) carry FP8 KV scales and
-    engines serve FP8 KV (TensorRT-LLM ``kv_cache_config.dtype`` auto, SGLang/vLLM ``kv_cache_dtype``
-    auto from the checkpoint) -- except MLA on GPUs without FP4 tensor cores (Hopper), whose decode
-    kernels (FlashMLA, github.com/deepseek-ai/FlashMLA README: BF16/FP16 cache; TensorRT-LLM's
-    DeepSeek-R1 H200 recipe: "KV cache dtype default (16-bit)") keep a BF16 latent.
+    BF16 weights keep a BF16 cache; NVIDIA ModelOpt FP8/FP4 checkpoints carry FP8 KV scales (TensorRT-LLM
+    ``kv_cache_config.dtype`` auto, SGLang/vLLM ``kv_cache_dtype`` auto) -- except MLA on GPUs without FP4
+    tensor cores (FlashMLA README: BF16/FP16 cache; TensorRT-LLM DeepSeek-R1 H200 recipe: "KV cache dtype
+    default (16-bit)") and checkpoints released quantised by their authors (``expert_weight_precision``,
+    GPT-OSS's MXFP4), which carry no KV scales: TensorRT-LLM's GPT-OSS benchmark sets ``dtype: fp8``
+    explicitly on Blackwell, "Hopper: use auto" (docs/source/developer-guide/perf-overview.md at 03e27c7).
     """
-    if precision == "bf16" or (architecture.is_mla(s) and not acc.supports("fp4")):
+    if precision == "bf16" or s.expert_weight_precision or (architecture.is_mla(s) and not acc.supports("fp4")):
         return "bf16"
     return "fp8"
 
@@ -207,7 +202,7 @@ def _param_totals(s: models.ModelSpec) -> dict[str, float]:
 
 
 def _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
-             comm_overlap=False, implementation="engine", scheduler="physics") -> kern.Context:
+             comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None)) -> kern.Context:
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
@@ -216,6 +211,7 @@ def _context(model, accelerator, precision, input_tokens, output_tokens, kv_prec
     torch_ref = implementation == "pytorch"
     isl = checks.positive_int("input_tokens", input_tokens)
     osl = checks.positive_int("output_tokens", output_tokens)
+    max_bs, max_tok = sched.check_limits(*limits, isl, scheduler)
     # 4-bit weights on GPUs without FP4 tensor cores are dequantised and multiplied in FP8
     run = precision if acc.supports(precision) else next(
         p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):] if acc.supports(p))
@@ -236,7 +232,8 @@ def _context(model, accelerator, precision, input_tokens, output_tokens, kv_prec
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
         kv_block_tokens=_assumed("kv_block_tokens", scenario),
-        prefill_chunk_tokens=np.inf if bench else _assumed("prefill_chunk_tokens", scenario), scheduler=scheduler)
+        prefill_chunk_tokens=np.inf if bench else _assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
+        max_batch_size=max_bs, max_num_tokens=max_tok)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,25 +290,6 @@ def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens,
     L_moe = architecture.moe_layers(s)
     total = (s.layers - L_moe) * t_dense + L_moe * t_moe + t_head
     return total, t_dense, parts, t_head
-
-
-def _memory_bytes(ctx: kern.Context, tp, r, b, dec, pre):
-    """(weights, KV cache, workspace) bytes per GPU.
-
-    Weights: dense split by TP, experts over the replica's ``r`` GPUs, BF16 embeddings. KV cache:
-    every sequence at its full length. Workspace (affine in ``b`` so that capacity solves in
-    closed form): activations of the largest iteration (decode batch + its prefill share + one
-    whole prompt) and FP32 logits.
-    """
-    s, P, d = ctx.s, ctx.params, ctx.s.d_model
-    w = (P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes
-         + P["embedding"] / tp * kern.EMBEDDING_BYTES)
-    seq_len = ctx.isl + (ctx.osl if ctx.mode != "prefill" else 1)
-    kv = b * kern.kv_tokens_per_layer(ctx, seq_len, windowed=False) * ctx.kv_bytes_per_token / kern.kv_shards(ctx, tp)
-    T_max = dec + pre + (ctx.isl if ctx.mode != "prefill" else 0.0)
-    work = T_max * (8 * d + 3 * max(s.d_ff, s.expert_d_ff * max(s.top_k, 1)) / tp) * kern.ACTIVATION_BYTES \
-        + (dec + 1.0) * s.vocab / tp * 4.0
-    return w, kv, work
 
 
 def _gemm_attribution_s(ctx: kern.Context, parts, t_dense, t_head):
@@ -373,7 +351,7 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     ttft_pre = np.maximum(pre, ctx.isl) if ctx.mode != "prefill" else pre
     t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context)[0]
     t_ttft = np.maximum(t_ttft_gpu, t_host)
-    w, kv, work = _memory_bytes(ctx, tp, r, b, dec, pre)
+    w, kv, work = kern.memory_bytes(ctx, tp, r, b, dec, pre)
     mem = w + kv + work
     usable = ctx.acc.hbm_bytes * ctx.ceil.memory_usable_fraction
     tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
@@ -392,18 +370,21 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
 # candidates, capacity, API
 # ---------------------------------------------------------------------------------------------
 
-def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Largest concurrency (sequences over all GPUs) whose weights, KV cache and workspace fit.
-
-    Memory is affine in the sequences per rank ``b``; evaluated at b = 0 and b = 1.
-    """
+def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray], steady: bool = True) -> np.ndarray:
+    """Largest concurrency (sequences over all GPUs) whose weights, KV cache and workspace fit (memory is
+    affine in the sequences per rank ``b``: evaluated at b = 0 and 1) and that the scheduler admits
+    (:func:`serving_schedulers.limits`: sequences per rank; ``steady`` and aggregated: ``b (1 + ISL/OSL)``
+    tokens per iteration, Eq. 1)."""
     base = {k: np.asarray(v, float) for k, v in c.items()}
     ranks = base["replicas"] * base["dp"]
     m0 = evaluate(ctx, {**base, "concurrency": 0.0 * ranks})
     m1 = evaluate(ctx, {**base, "concurrency": ranks})
     slope = m1["memory_per_gpu_bytes"] - m0["memory_per_gpu_bytes"]
     b = np.floor((m0["usable_bytes"] - m0["memory_per_gpu_bytes"]) / slope)
-    b = np.minimum(b, sched.limits(ctx, base["tp"], base["dp"])[0])       # the scheduler's max_batch_size
+    seqs, tokens = sched.limits(ctx, base["tp"], base["dp"])
+    b = np.minimum(b, seqs)                                              # the scheduler's max_batch_size
+    if ctx.mode == "aggregated" and steady:      # a steady state carries b (1 + ISL/OSL) tokens per iteration
+        b = np.minimum(b, np.floor(tokens / (1.0 + ctx.isl / ctx.osl)))
     return np.maximum(b, 0.0) * ranks
 
 
@@ -447,12 +428,12 @@ class Estimate:
 
 
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
-           comm_overlap=False, implementation="engine", scheduler="physics"):
+           comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None)):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
     checks.choice("scenario", scenario, efficiency.SCENARIOS)
     checks.boolean("comm_overlap", comm_overlap)
     ctx = _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
-                   implementation, scheduler)
+                   implementation, scheduler, limits)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
     fixed = layouts.check_parallelism(ctx, gpus, parallelism or {})
@@ -488,17 +469,24 @@ def _no_fit_message(ctx, gpus, c):
 def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
              output_tokens: int = 1000, concurrency: float | None = None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
-             comm_overlap: bool = False, implementation: str = "engine", scheduler: str = "physics") -> Estimate:
+             comm_overlap: bool = False, implementation: str = "engine", scheduler: str = "physics",
+             requests: int | None = None, max_batch_size: int | None = None,
+             max_num_tokens: int | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
     max-throughput offline benchmark). ``parallelism``: None to choose the fastest valid
     (tp, dp, ep), or a dict fixing some of them. ``kv_precision`` None: what engines pick
     (:func:`default_kv_precision`). Raises ``ValueError`` naming the constraint: unknown precision,
-    impossible parallelism, weights or KV cache that do not fit.
+    impossible parallelism, weights or KV cache that do not fit. ``requests`` (trtllm-bench): tokens/s per GPU
+    of a finite run (:func:`serving_benchmarks.output_tokens_per_s_per_gpu`); other fields: the steady state.
+    ``max_batch_size`` (sequences per attention rank) / ``max_num_tokens`` (per iteration): the engine's
+    scheduler limits when set (None: :func:`serving_schedulers.limits`' defaults).
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario, comm_overlap, implementation, scheduler)
+                          kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
+                          (max_batch_size, max_num_tokens))
+    requests = bench.check_requests(requests, ctx)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
         conc = mc
@@ -511,13 +499,15 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     if not ok.any():
         raise ValueError(_no_fit_message(ctx, gpus, c) + (f"; concurrency={concurrency} asked for more"
                                                           if concurrency is not None else ""))
-    score = np.where(ok, r["output_tokens_per_s_per_gpu"], -np.inf)
+    score = np.where(ok, r["output_tokens_per_s_per_gpu"], -np.inf) if requests is None else \
+        bench.output_tokens_per_s_per_gpu(ctx, c, np.minimum(max_concurrency(ctx, c, steady=False), conc if concurrency
+                                                             else np.inf), requests, ok, _gpu_step_s)
     i = int(np.argmax(score))
     pick = {k: float(np.broadcast_to(v, c["tp"].shape)[i]) for k, v in r.items()}
     par = {k: int(c[k][i]) for k in ("tp", "dp", "ep")}
     par["replicas"] = int(c["replicas"][i])
     return Estimate(
-        output_tokens_per_s_per_gpu=pick["output_tokens_per_s_per_gpu"],
+        output_tokens_per_s_per_gpu=float(score[i]),
         tokens_per_s_per_user=pick["tokens_per_s_per_user"], ttft_s=pick["ttft_s"], step_time_s=pick["step_s"],
         memory_per_gpu_bytes=pick["memory_per_gpu_bytes"],
         memory_breakdown_bytes={k: pick[k + "_bytes"] for k in ("weights", "kv_cache", "workspace")},
@@ -538,7 +528,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              output_tokens: int = 1000, concurrency=None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
-             scheduler: str = "physics"):
+             scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None):
     """The throughput-interactivity frontier.
 
     ``concurrency`` None: every valid layout (or those ``parallelism`` allows) is evaluated at
@@ -548,10 +538,11 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     GPU by another, rows run from the most interactive to the highest throughput, each with the
     layout that reaches it (``tp``, ``dp``, ``ep``, ``replicas``). ``concurrency`` an array: one
     row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
-    and NaN metrics. Columns: :data:`FRONTIER_COLUMNS`.
+    and NaN metrics. Columns: :data:`FRONTIER_COLUMNS`. ``max_batch_size``, ``max_num_tokens``: as in :func:`estimate`.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
-                          kv_precision, mode, scenario, comm_overlap, implementation, scheduler)
+                          kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
+                          (max_batch_size, max_num_tokens))
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:
         raise ValueError(_no_fit_message(ctx, gpus, c))

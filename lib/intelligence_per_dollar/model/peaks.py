@@ -8,11 +8,13 @@ and dense FLOP/s per watt. Records come from :mod:`intelligence_per_dollar.sourc
 
 from __future__ import annotations
 
+import numbers
+
 from intelligence_per_dollar.sources import hardware
 from intelligence_per_dollar.sources.hardware import PRECISIONS, Accelerator
 
 __all__ = ["dense_flop_per_s", "headline_to_dense_ratio", "ridge_point_flop_per_byte", "flop_per_s_per_w",
-           "flop_per_s_per_usd"]
+           "flop_per_s_per_usd", "sustained_clock_scale"]
 
 
 def dense_flop_per_s(acc: Accelerator, precision: str, *, fallback: bool = False) -> float:
@@ -62,3 +64,33 @@ def flop_per_s_per_usd(acc: Accelerator, precision: str, price_usd: float) -> fl
     if isinstance(price_usd, bool) or not isinstance(price_usd, (int, float)) or not 0 < price_usd < float("inf"):
         raise ValueError(f"price_usd={price_usd!r} must be a positive finite number")
     return dense_flop_per_s(acc, precision) / price_usd
+
+
+def sustained_clock_scale(power_cap_w: float, tdp_w: float, static_fraction: float, exponent: float) -> float:
+    """Sustained SM clock of a compute-bound kernel at a board power limit ``power_cap_w``, over
+    its sustained clock at the rated limit ``tdp_w`` (1 at or above the rated limit).
+
+    DVFS power model: board power ``P(f) = P_s + (P_tdp - P_s) (f / f_tdp)^a``, where ``P_s =
+    static_fraction x tdp_w`` is the part that does not follow the SM clock (leakage at the
+    lowest voltage, HBM, links, board) and the dynamic part ``C V^2 f`` grows as ``f^a`` because
+    the voltage rises with the clock (``a = 3`` for ``V ~ f``, ``a = 1`` at fixed voltage). A
+    kernel that holds the GPU at its limit runs at the clock where ``P(f) = power_cap_w``:
+
+        f_cap / f_tdp = ((cap / tdp - s) / (1 - s)) ** (1 / a)
+
+    Ujeniya et al. 2026 (arXiv 2604.11391, "power-capping NVIDIA H100 and H200") measure this
+    for DGEMM from 200 to 700 W: the cap sets the SM clock and compute-bound throughput follows
+    it, while memory-bound (Triad) throughput barely moves. Raises ``ValueError`` naming the
+    parameter for a cap outside ``(static_fraction x tdp_w, tdp_w]`` or parameters out of range.
+    """
+    for name, v, lo, hi in (("tdp_w", tdp_w, 0.0, 1e5), ("static_fraction", static_fraction, 0.0, 0.9),
+                            ("exponent", exponent, 0.5, 4.0)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not lo < v <= hi:
+            raise ValueError(f"{name}={v!r} must be a number in ({lo:g}, {hi:g}]")
+    floor = static_fraction * tdp_w
+    if isinstance(power_cap_w, bool) or not isinstance(power_cap_w, numbers.Real) \
+            or not floor < power_cap_w <= tdp_w:
+        raise ValueError(f"power_cap_w={power_cap_w!r} must be a number in ({floor:g}, {tdp_w:g}] W "
+                         f"(above the static power, at most the rated limit)")
+    x = (power_cap_w / tdp_w - static_fraction) / (1.0 - static_fraction)
+    return float(x ** (1.0 / exponent))

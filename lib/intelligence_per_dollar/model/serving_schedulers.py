@@ -2,9 +2,11 @@
 
 :func:`intelligence_per_dollar.model.inference.estimate` and ``frontier`` take ``scheduler``:
 
-* ``"physics"`` (default, engine-agnostic): the batch is limited only by memory (weights, KV cache
-  of whole sequences, workspace); prompts arrive in pieces of at most ``prefill_chunk_tokens``
-  (``data/assumptions/inference.csv``). Every request has the same ISL and OSL, so attention
+* ``"physics"`` (default, engine-agnostic): the batch is limited by memory (weights, KV cache of
+  whole sequences, workspace) and by the engines' default scheduler limits
+  (:data:`ENGINE_DEFAULT_LIMITS`: at most 2,048 running sequences per scheduling rank and 8,192
+  tokens per iteration, so a steady state holds at most ``8192 / (1 + ISL/OSL)`` sequences);
+  prompts arrive in pieces of at most ``prefill_chunk_tokens`` (``data/assumptions/inference.csv``). Every request has the same ISL and OSL, so attention
   data-parallel ranks that started together finish and admit requests in the same iterations: they
   prefill together.
 * ``"trtllm-bench"``: TensorRT-LLM's offline benchmark. When the caller gives no
@@ -37,7 +39,8 @@ from intelligence_per_dollar.model import architecture
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.sources import checks, hardware
 
-__all__ = ["SCHEDULERS", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION", "TRTLLM_DEFAULT_LIMITS", "check_scheduler", "is_trtllm_bench",
+__all__ = ["SCHEDULERS", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION", "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS",
+           "check_scheduler", "check_limits", "is_trtllm_bench",
            "adp_balanced", "finetune_setting", "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 SCHEDULERS = ("physics", "trtllm-bench", "unsynchronised-adp")
@@ -50,6 +53,14 @@ TRTLLM_BENCH_KV_FRACTION = 0.95
 #: knows (``TUNED_QUANTS`` = NVFP4, FP8, FP8 block scales, none; e.g. GPT-OSS's MXFP4):
 #: ``BuildConfig`` defaults (tensorrt_llm/bench/build/build.py, tensorrt_llm/builder.py).
 TRTLLM_DEFAULT_LIMITS = (2048, 8192)
+#: (max running sequences per scheduling rank, max tokens per iteration) of a serving engine left at
+#: its defaults, used by the ``physics`` scheduler: TensorRT-LLM ``LlmArgs``/``trtllm-serve``
+#: ``max_batch_size`` 2048 and ``max_num_tokens`` 8192 (tensorrt_llm/llmapi/llm_args.py,
+#: tensorrt_llm/builder.py ``BuildConfig``). vLLM and SGLang cap lower by default (vLLM V1
+#: ``max_num_seqs`` 256-1024, ``max_num_batched_tokens`` 2048-16384 by GPU memory, vllm/engine/
+#: arg_utils.py; SGLang ``chunked_prefill_size`` 8192), so these are the most generous engine defaults:
+#: a batch beyond them is one no engine runs without being told to.
+ENGINE_DEFAULT_LIMITS = TRTLLM_DEFAULT_LIMITS
 #: Prompt pieces per rank and iteration above which the busiest rank is taken to carry the mean
 #: (Poisson: relative spread 1/sqrt(lam) < 18%; keeps the distribution short).
 MANY_PIECES = 30.0
@@ -59,6 +70,20 @@ _CAP_BATCH, _CAP_TOKENS = 4096, 32768
 
 def check_scheduler(scheduler: str) -> str:
     return checks.choice("scheduler", scheduler, SCHEDULERS)
+
+
+def check_limits(max_batch_size, max_num_tokens, isl: int, scheduler: str) -> tuple[int | None, int | None]:
+    """The caller's scheduler limits (``--max_batch_size``: running sequences per attention rank,
+    ``--max_num_tokens``: tokens per iteration), each None (the engine's default or trtllm-bench's
+    heuristic) or a positive whole number. Whole-prompt schedulers (``trtllm-bench``, chunked
+    prefill off) admit a prompt only if all its ``isl`` tokens fit in one iteration, so there
+    ``max_num_tokens`` must be at least ``isl``."""
+    bs = None if max_batch_size is None else checks.positive_int("max_batch_size", max_batch_size)
+    tok = None if max_num_tokens is None else checks.positive_int("max_num_tokens", max_num_tokens)
+    if tok is not None and is_trtllm_bench(scheduler) and tok < isl:
+        raise ValueError(f"max_num_tokens={tok} is below input_tokens={isl}: scheduler={scheduler!r} schedules "
+                         f"prompts whole (no chunked prefill), so no request could ever start")
+    return bs, tok
 
 
 def is_trtllm_bench(scheduler: str) -> bool:
@@ -158,11 +183,21 @@ def pieces_needed(lam, cap) -> int:
 
 def limits(ctx, tp, dp):
     """(max sequences per attention rank, max tokens per iteration) arrays for layouts ``tp``, ``dp``
-    under ``ctx.scheduler`` (a :class:`serving_kernels.Context`): :func:`trtllm_bench_limits` per
-    distinct layout, or no limit beyond memory for ``physics``."""
+    under ``ctx.scheduler`` (a :class:`serving_kernels.Context`). The caller's ``max_batch_size`` /
+    ``max_num_tokens`` where given (trtllm-bench ``get_settings``, tensorrt_llm/bench/benchmark/utils/
+    general.py: both given are used as they are, with no heuristic and no ``ISL + batch`` raise), else
+    :func:`trtllm_bench_limits` per distinct layout (trtllm-bench) or :data:`ENGINE_DEFAULT_LIMITS`."""
     tp, dp = np.broadcast_arrays(np.asarray(tp, float), np.asarray(dp, float))
-    if not is_trtllm_bench(ctx.scheduler):
-        return np.full(tp.shape, np.inf), np.full(tp.shape, np.inf)
+    given = ctx.max_batch_size, ctx.max_num_tokens
+    if not is_trtllm_bench(ctx.scheduler) or None not in given:
+        return tuple(np.full(tp.shape, float(v if v is not None else d)) for v, d in zip(given, ENGINE_DEFAULT_LIMITS))
+    bs, tok = _trtllm_bench_heuristic(ctx, tp, dp)
+    return (bs if given[0] is None else np.full(tp.shape, float(given[0])),
+            tok if given[1] is None else np.full(tp.shape, float(given[1])))
+
+
+def _trtllm_bench_heuristic(ctx, tp, dp):
+    """:func:`trtllm_bench_limits` per distinct layout of the arrays ``tp``, ``dp``."""
     P = ctx.params
     ckpt = (P["dense_total"] * ctx.w_bytes + P["expert_total"] * ctx.expert_bytes
             + P["embedding"] * kern.EMBEDDING_BYTES)

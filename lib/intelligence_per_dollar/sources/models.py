@@ -119,17 +119,23 @@ def _validate(s: ModelSpec) -> None:
                          "need model['kv_lora_rank'] too")
 
 
-def spec(model: Mapping | ModelSpec) -> ModelSpec:
-    """Validate a model description (a dict of the API's keys, or a :class:`ModelSpec`).
+def spec(model: Mapping | ModelSpec | str) -> ModelSpec:
+    """Validate a model description (a dict of the API's keys, a :class:`ModelSpec`, or the name of a
+    catalogued model, :func:`names`).
 
-    Unknown keys, missing required keys, non-integer or non-positive sizes, ``kv_heads`` not
+    An unknown name, unknown keys, missing required keys, non-integer or non-positive sizes, ``kv_heads`` not
     dividing ``heads``, ``top_k > experts`` ... raise ``ValueError`` naming the key, its value and
     what is allowed.
     """
     if isinstance(model, ModelSpec):
         return model
+    if isinstance(model, str):
+        if model not in names():
+            raise ValueError(f"model={model!r} is not a catalogued model; allowed: {', '.join(names())}, "
+                             f"or a dict of {', '.join(_FIELDS)}")
+        return get(model)
     if not isinstance(model, Mapping):
-        raise ValueError(f"model={model!r} must be a dict of {', '.join(_FIELDS)} or a ModelSpec")
+        raise ValueError(f"model={model!r} must be a catalogued name, a dict of {', '.join(_FIELDS)} or a ModelSpec")
     unknown = sorted(set(model) - set(_FIELDS))
     if unknown:
         raise ValueError(f"model has unknown key(s) {', '.join(map(repr, unknown))}; "

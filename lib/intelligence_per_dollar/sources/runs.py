@@ -72,6 +72,10 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
             "comm_overlap": io.parse_bool(path, row, "comm_overlap", rec["comm_overlap"] or "false"),
             "implementation": rec["implementation"] or "engine",
             "scheduler": rec.get("scheduler") or "physics",
+            # optional: requests of a finite offline benchmark's dataset (empty: the steady state) and the
+            # scheduler limits the run set (empty: the engine's default or trtllm-bench's heuristic)
+            **{k: _positive_int(path, row, rec, k) if rec.get(k) else None
+               for k in ("requests", "max_batch_size", "max_num_tokens")},
             "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
             "unit": rec["unit"], "note": rec["note"]}
 
@@ -125,7 +129,10 @@ def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> 
             "global_batch_seqs": _positive_int(path, row, rec, "global_batch_seqs"),
             "parallelism": par, "stack": rec["stack"],
             "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
-            "unit": rec["unit"], "flop_convention": rec["flop_convention"], "note": rec["note"]}
+            "unit": rec["unit"], "flop_convention": rec["flop_convention"], "note": rec["note"],
+            # optional columns: the board power limit and HBM of a variant of the catalogue part
+            **{k: io.parse_float(path, row, k, rec[k], positive=True)
+               for k in ("power_cap_w", "hbm_bytes", "hbm_bytes_per_s") if rec.get(k)}}
 
 
 @functools.lru_cache(maxsize=4)

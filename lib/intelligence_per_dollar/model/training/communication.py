@@ -34,12 +34,16 @@ def tp_exposed_s(ctx: Context, lay: Layout, t_all_reduce, gemm_f):
     """Exposed TP collective time of one layer, forward and backward: 2 all-reduces each way, hidden
     behind the adjacent GEMMs (``gemm_f``) with ``Stack.tp_overlap``; sequence parallelism without
     overlap re-does the input all-gathers in backward for the weight gradients instead of storing
-    the gathered tensors (Korthikanti et al. 2022, section 4.2.2). 0 without TP."""
+    the gathered tensors (Korthikanti et al. 2022, section 4.2.2). A forward-only overlap
+    (``Stack.tp_overlap_backward`` False: PyTorch async TP) leaves the backward as without
+    overlap; the recomputed forward of full recompute is hidden like the forward. 0 without TP."""
     st, tp = ctx.stack, lay.tp
     t_fwd = 2 * t_all_reduce
     tp_f = t_fwd if not st.tp_overlap else np.maximum(0.0, t_fwd - gemm_f)
     tp_f = np.where(tp > 1, tp_f, 0.0)
-    tp_b = tp_f + (np.where(tp > 1, t_all_reduce, 0.0) if st.sequence_parallel and not st.tp_overlap else 0.0)
+    if st.tp_overlap and st.tp_overlap_backward:
+        return tp_f, tp_f
+    tp_b = np.where(tp > 1, t_fwd + (t_all_reduce if st.sequence_parallel else 0.0), 0.0)
     return tp_f, tp_b
 
 

@@ -163,7 +163,8 @@ def lm_head_s(ctx: Context, lay: Layout):
     return 3 * gemm_bf16_s(ctx, lay.tokens, ctx.s.vocab / lay.tp, ctx.s.d_model)
 
 
-def quantize_bytes_per_token(s: models.ModelSpec, moe: bool, q: float) -> tuple[float, float]:
+def quantize_bytes_per_token(s: models.ModelSpec, moe: bool, q: float,
+                             amax_pass: bool = False) -> tuple[float, float]:
     """HBM bytes per token of one layer moved by the casts to FP8/FP4 (forward, backward).
 
     Every low-precision GEMM input is read in BF16 (2 bytes) and written twice in ``q`` bytes (the
@@ -172,10 +173,12 @@ def quantize_bytes_per_token(s: models.ModelSpec, moe: bool, q: float) -> tuple[
     for Deep Learning", section 4: per-tensor scaled casts around each GEMM). Backward casts each
     output gradient the same way. Weights are cast once per step and cached across micro-batches
     (negligible). Attention's core products, the router and the LM head stay BF16 and pay nothing.
+    ``amax_pass``: per-tensor current scaling reads each input once more, for its amax, before the
+    cast (``Stack.fp8_current_scaling``): ``2 + 2 + 2q`` bytes per element instead of ``2 + 2q``.
     """
     d, hd = s.d_model, architecture.head_dim(s)
     hq = s.heads * hd
-    per = 2.0 + 2.0 * q
+    per = 2.0 + 2.0 * q + (2.0 if amax_pass else 0.0)
     kv = 2 * s.kv_heads * hd if not architecture.is_mla(s) else s.heads * 2 * hd
     gated = 2 if s.gated_ffn else 1
     attn_in, attn_out = d + hq, (hq + kv) + d         # QKV and proj inputs / output gradients
@@ -200,13 +203,14 @@ def _quantize_s(ctx: Context, lay: Layout, moe: bool):
     if not ctx.low_precision:
         return 0.0, 0.0
     hbm = ctx.hbm_effective_bytes_per_s
-    qf, qb = quantize_bytes_per_token(ctx.s, moe, ctx.op_bytes)
+    cs = ctx.stack.fp8_current_scaling   # FP8 casts only: NVFP4 keeps its own recipe
+    qf, qb = quantize_bytes_per_token(ctx.s, moe, ctx.op_bytes, amax_pass=cs and ctx.precision == "fp8")
     if ctx.precision != "fp4":
         return lay.tokens * qf / lay.tp / hbm, lay.tokens * qb / lay.tp / hbm
     f = ctx.stack.fp4_kept_layer_fraction
     share = 1.0 - f          # layers kept in BF16 cast nothing; kept in FP8, they cast to 1 byte
     if ctx.stack.fp4_kept_precision == "fp8":
-        kf, kb = quantize_bytes_per_token(ctx.s, moe, hardware.BYTES_PER_ELEMENT["fp8"])
+        kf, kb = quantize_bytes_per_token(ctx.s, moe, hardware.BYTES_PER_ELEMENT["fp8"], amax_pass=cs)
         return ((share * qf + f * kf) * lay.tokens / lay.tp / hbm, (share * qb + f * kb) * lay.tokens / lay.tp / hbm)
     return share * lay.tokens * qf / lay.tp / hbm, share * lay.tokens * qb / lay.tp / hbm
 

@@ -11,11 +11,11 @@ import numpy as np
 
 from intelligence_per_dollar.model import collectives, efficiency, peaks
 from intelligence_per_dollar.model.training.stack import Stack, default_stack
-from intelligence_per_dollar.sources import hardware, models
+from intelligence_per_dollar.sources import assumptions, hardware, models
 
 __all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "MAX_SEQ_LEN", "MAX_BATCH_TOKENS",
            "Context", "Layout", "check_int", "check_number", "make_context", "scaled_ceilings", "ceiling_scale_range",
-           "layout", "format_layout"]
+           "power_capped_ceilings", "layout", "format_layout"]
 
 PRECISIONS = ("bf16", "fp8", "fp4")
 #: Recompute modes, by index in the candidate arrays: 0 none, 1 selective, 2 full, 3 partial.
@@ -93,11 +93,13 @@ def _check_batch(seq_len, global_batch_tokens) -> float:
 
 
 def make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario,
-                 fallback) -> Context:
+                 fallback, power_cap_w=None) -> Context:
     """The :class:`Context` of one run. ``accelerator`` is a catalogue id or an
     :class:`~intelligence_per_dollar.sources.hardware.Accelerator`; a precision its tensor cores
     lack raises ``ValueError`` unless ``fallback`` (then it runs at the next wider precision).
-    ``stack`` None: the stack a current framework uses for the model (:func:`~.stack.default_stack`)."""
+    ``stack`` None: the stack a current framework uses for the model (:func:`~.stack.default_stack`).
+    ``power_cap_w``: the board power limit the GPUs run at (None: the rated ``acc.power_w``;
+    :func:`power_capped_ceilings`)."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     if precision not in PRECISIONS:
@@ -116,7 +118,8 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     stack = default_stack(s) if stack is None else stack
     if not isinstance(stack, Stack):
         raise ValueError(f"stack={stack!r} must be a training Stack (e.g. training.STACKS['modern'])")
-    ceil = scaled_ceilings(efficiency.ceilings(acc, scenario), stack.ceiling_scale)
+    ceil = power_capped_ceilings(scaled_ceilings(efficiency.ceilings(acc, scenario), stack.ceiling_scale), acc,
+                                 power_cap_w, scenario)
     up = collectives.Link(acc.scaleup_bytes_per_s_one_way, ceil.scaleup_efficiency, ceil.scaleup_latency_s)
     out_bw = acc.scaleout_bytes_per_s or acc.scaleup_bytes_per_s_one_way / 18
     out = collectives.Link(out_bw, ceil.scaleout_efficiency, ceil.scaleout_latency_s)
@@ -138,6 +141,29 @@ def scaled_ceilings(ceil: efficiency.Ceilings, scale: float) -> efficiency.Ceili
         raise ValueError(f"Stack ceiling_scale={scale!r} lifts a burst efficiency ceiling of {ceil.accelerator} "
                          f"above 1 (largest allowed: {scale / max(worst, out.attention_fraction_bf16):.3f})")
     return out
+
+
+def power_capped_ceilings(ceil: efficiency.Ceilings, acc: hardware.Accelerator, power_cap_w,
+                          scenario: str) -> efficiency.Ceilings:
+    """``ceil`` with the power-throttle factor (sustained over burst GEMM and attention rate at the
+    rated limit) times the sustained clock at ``power_cap_w`` over that at ``acc.power_w``
+    (:func:`~intelligence_per_dollar.model.peaks.sustained_clock_scale`, parameters
+    ``power_static_fraction`` and ``dvfs_power_exponent`` of ``data/assumptions/training.csv``; the
+    low scenario pairs the high static share with the low exponent, the most throttling). Only the
+    compute-bound ceilings move: HBM-bound kernels keep their rate (Ujeniya et al. 2026, arXiv
+    2604.11391: Triad throughput barely changes with the cap). None: ``ceil`` unchanged."""
+    if power_cap_w is None:
+        return ceil
+    if isinstance(power_cap_w, (bool, np.bool_)) or not isinstance(power_cap_w, (int, float, np.integer, np.floating)) \
+            or not 0 < power_cap_w <= acc.power_w:
+        raise ValueError(f"power_cap_w={power_cap_w!r} must be None or a number in (0, {acc.power_w:g}] W "
+                         f"(the rated board power of {acc.id})")
+    a = assumptions.assumptions("training.csv")
+    other = {"low": "high", "central": "central", "high": "low"}[scenario]
+    scale = peaks.sustained_clock_scale(float(power_cap_w), acc.power_w,
+                                        getattr(a["power_static_fraction"], other),
+                                        getattr(a["dvfs_power_exponent"], scenario))
+    return replace(ceil, power_throttle=ceil.power_throttle * scale)
 
 
 def ceiling_scale_range(accelerator) -> dict[str, float]:

@@ -17,7 +17,7 @@ from intelligence_per_dollar.model import architecture
 from intelligence_per_dollar.model.training import exact
 from intelligence_per_dollar.model.training.context import (PARALLELISM_KEYS, RECOMPUTE, Context, check_int,
                                                             make_context)
-from intelligence_per_dollar.model.training.search import choose, job_domain
+from intelligence_per_dollar.model.training.search import STATED_MEMORY_TOLERANCE, choose, choose_stated, job_domain
 from intelligence_per_dollar.model.training.stack import Stack
 
 __all__ = ["MAX_GPUS", "Estimate", "make_estimate", "estimate"]
@@ -32,7 +32,10 @@ class Estimate:
 
     ``gpus``: the GPUs allocated; ``gpus_in_use``: those the layout runs on (the rest idle).
     ``tokens_per_s_per_gpu`` is per GPU *allocated* (what an owner of the allocation gets);
-    ``model_flops_per_s_per_gpu`` and ``mfu`` are per GPU *in use* (how well the job runs)."""
+    ``model_flops_per_s_per_gpu`` and ``mfu`` are per GPU *in use* (how well the job runs).
+    ``memory_fits`` is False when a stated layout was predicted although the memory model puts it
+    over the usable HBM (within :data:`~.search.STATED_MEMORY_TOLERANCE`; the run is taken to have
+    used memory savings the model does not count)."""
 
     step_time_s: float
     tokens_per_s_per_gpu: float
@@ -48,6 +51,7 @@ class Estimate:
     model_flops_per_token: float
     configurations_evaluated: int = 1
     gpus_in_use: int | None = None
+    memory_fits: bool = True
 
     def __post_init__(self):
         if self.gpus_in_use is None:
@@ -106,7 +110,8 @@ def _check_against_model(ctx: Context, gpus: int, fixed: Mapping) -> None:
                          f"{fixed['dp'] * fixed['microbatch']}")
 
 
-def make_estimate(ctx: Context, c, r, i: int, gpus: int, n: int, gpus_allocated: int | None = None) -> Estimate:
+def make_estimate(ctx: Context, c, r, i: int, gpus: int, n: int, gpus_allocated: int | None = None,
+                  memory_fits: bool = True) -> Estimate:
     """The :class:`Estimate` of candidate ``i`` of candidates ``c`` with results ``r`` (of ``n``
     evaluated), running on ``gpus`` GPUs of ``gpus_allocated`` (default: the same)."""
     step = float(r["step_time_s"][i])
@@ -132,33 +137,43 @@ def make_estimate(ctx: Context, c, r, i: int, gpus: int, n: int, gpus_allocated:
                     mfu=mflops / ctx.peak, memory_per_gpu_bytes=float(r["memory_per_gpu_bytes"][i]),
                     memory_breakdown_bytes=mem, parallelism=par, time_breakdown_s=tb, gpus=alloc,
                     accelerator=ctx.acc.id, precision=ctx.precision, model_flops_per_token=f_tok,
-                    configurations_evaluated=n, gpus_in_use=gpus)
+                    configurations_evaluated=n, gpus_in_use=gpus, memory_fits=bool(memory_fits))
 
 
 def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_len: int = 4096,
              global_batch_tokens: float = 4 * 2**20, parallelism: Mapping | None = None, *,
              stack: Stack | None = None, scenario: str = "central", fallback: bool = False,
-             all_gpus: bool = False) -> Estimate:
+             all_gpus: bool = False, power_cap_w: float | None = None) -> Estimate:
     """Predicted step time, throughput, MFU and memory of training ``model`` on ``gpus`` GPUs.
 
     ``accelerator``: a catalogue id or an :class:`~intelligence_per_dollar.sources.hardware.Accelerator`.
     ``parallelism``: None to search, or a dict fixing any of :data:`PARALLELISM_KEYS` (keys left
     out are searched). The search may leave GPUs idle when a layout on fewer of them is faster
     (a scheduler would; :func:`~.exact.fastest`), so more GPUs never lower the best throughput;
-    ``all_gpus=True`` insists on every GPU (a measured run's layout). Raises ``ValueError``
+    ``all_gpus=True`` insists on every GPU (a measured run's layout). ``power_cap_w``: the board
+    power limit the GPUs run at, in ``(0, rated power]`` (None: the rated limit); a lower limit
+    lowers the sustained clock of compute-bound kernels (:func:`~.context.power_capped_ceilings`).
+    Raises ``ValueError``
     naming the constraint for unknown keys, impossible parallelism (products, divisibility) or a
-    configuration that does not fit in HBM.
+    configuration that does not fit in HBM. A layout stated in full (tp, pp, cp and dp fixed, as for
+    a run that really ran) is refused only beyond :data:`~.search.STATED_MEMORY_TOLERANCE` over the
+    usable HBM; within it the estimate carries ``memory_fits=False``.
     """
     gpus = check_int("gpus", gpus, 1, MAX_GPUS)
     if not isinstance(all_gpus, (bool, np.bool_)):
         raise ValueError(f"all_gpus={all_gpus!r} must be True or False")
-    ctx = make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario, fallback)
+    ctx = make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario, fallback,
+                       power_cap_w)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict")
     fixed = _fixed_values(parallelism or {})
     _check_against_model(ctx, gpus, fixed)
     job = job_domain(ctx, gpus)
-    if all_gpus or all(k in fixed for k in ("tp", "pp", "cp", "dp")):
+    memory_fits = True
+    if all(k in fixed for k in ("tp", "pp", "cp", "dp")):
+        i, c, r, n, memory_fits = choose_stated(job, gpus, fixed, STATED_MEMORY_TOLERANCE[scenario])
+        in_use = gpus
+    elif all_gpus:
         i, c, r, n = choose(job, gpus, fixed)
         in_use = gpus
     else:
@@ -179,4 +194,4 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_le
         raise ValueError(f"does not fit in memory: the smallest configuration needs "
                          f"{r['memory_per_gpu_bytes'][j] / 1e9:.1f} GB per GPU, but {ctx.acc.id} has "
                          f"{ctx.acc.hbm_bytes / 1e9:.0f} GB of HBM ({r['usable_bytes'] / 1e9:.0f} GB usable)")
-    return make_estimate(ctx, c, r, i, in_use, n, gpus_allocated=gpus)
+    return make_estimate(ctx, c, r, i, in_use, n, gpus_allocated=gpus, memory_fits=memory_fits)

@@ -16,7 +16,20 @@ import numpy as np
 from intelligence_per_dollar.model.training.context import RECOMPUTE, Context
 from intelligence_per_dollar.model.training.evaluator import evaluate
 
-__all__ = ["JOB_BLOCK_GPUS", "divisors", "axis_values", "candidates", "complete", "job_domain", "choose"]
+__all__ = ["JOB_BLOCK_GPUS", "STATED_MEMORY_TOLERANCE", "divisors", "axis_values", "candidates", "complete",
+           "job_domain", "choose", "choose_stated"]
+
+#: How far over the usable HBM the memory model may put a layout the caller states (a run that
+#: really ran) before it is refused, low/central/high. The memory model counts what Megatron-Core
+#: keeps (BF16 weights, FP32 gradients and Adam master + moments, FP32 logits and their gradient);
+#: frameworks save memory it does not see: BF16 optimizer states (pure-BF16 Adam in FSDP2 when the
+#: model is loaded in BF16), cross entropy without the FP32 upcast (NeMo AutoModel's
+#: ``MaskedCrossEntropy(fp32_upcast=False)``), expandable allocator segments, offload. Derived from
+#: the measured runs: torchtitan's reported peaks are 15% below to 25% above the model's
+#: (tests/unit/test_validation_training.py), and runs that really ran on 80 GB GPUs need up to 1.27x
+#: the usable HBM in the model (data/runs/README.md, "memory of runs that ran"). The search, which
+#: proposes layouts, never uses it: only a stated layout is given the benefit of the doubt.
+STATED_MEMORY_TOLERANCE = {"low": 0.15, "central": 0.30, "high": 0.40}
 
 #: GPUs of one scale-up domain a job may use, by domain size. NVL72 racks are scheduled as
 #: blocks of 16 of their 18 compute trays (64 GPUs; Slurm topology/block ``--segment=16``,
@@ -139,3 +152,16 @@ def choose(ctx: Context, gpus: int, fixed: Mapping):
     t = np.where(r["fits"], r["step_time_s"], np.inf)
     i = int(np.argmin(t))
     return (i if np.isfinite(t[i]) else None), c, r, n
+
+
+def choose_stated(ctx: Context, gpus: int, fixed: Mapping, tolerance: float):
+    """:func:`choose` for a layout the caller states: when none of its candidates fits, the fastest
+    whose memory is within ``(1 + tolerance)`` x the usable HBM (:data:`STATED_MEMORY_TOLERANCE`).
+    Returns ``(index or None, candidates, results, number of candidates, memory fits)``."""
+    i, c, r, n = choose(ctx, gpus, fixed)
+    if i is not None or n == 0:
+        return i, c, r, n, True
+    near = r["memory_per_gpu_bytes"] <= r["usable_bytes"] * (1.0 + tolerance)
+    t = np.where(near, r["step_time_s"], np.inf)
+    j = int(np.argmin(t))
+    return (j if np.isfinite(t[j]) else None), c, r, n, False

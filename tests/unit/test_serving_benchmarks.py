@@ -1,0 +1,130 @@
+"""Finite offline benchmarks (model/serving_benchmarks.py): N uniform requests queued at once, admitted
+within max_batch_size / max_num_tokens (TensorRT-LLM MicroBatchScheduler), ramp + batch + drain."""
+
+import numpy as np
+import pytest
+
+from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_benchmarks as sb
+from intelligence_per_dollar.sources import runs
+
+LLAMA70 = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
+QWEN30 = dict(layers=48, d_model=2048, heads=32, kv_heads=4, d_ff=6144, vocab=151936, experts=128, top_k=8,
+              expert_d_ff=768, head_dim=128)
+
+
+def test_phases_of_one_batch_by_hand():
+    # ISL 4, OSL 3, 4 requests, batch 4, 8 tokens per iteration:
+    # it0: 2 prompts (8 tokens); it1: 2 decode + 1 prompt (6 <= 8); it2: 3 decode + 1 prompt;
+    # it3: the first cohort finished at it2 -> 2 decode; it4: 1 decode; 2 + 3 + 4 + 2 + 1 = 12 tokens
+    m, d, p, x = sb.phases(4, 3, 4, 4, 8)
+    assert list(m) == [1, 1, 1, 1, 1]
+    assert list(d) == [0, 2, 3, 2, 1]
+    assert list(p) == [8, 4, 4, 0, 0]
+    # context of a request admitted at a, at iteration i: ISL + i - a
+    assert x[1:] == pytest.approx([5.0, 6 - 1 / 3, 5.5, 6.0])
+    step = lambda d, p, x: 1e-3 * (1 + 0.1 * d + 0.01 * p)       # noqa: E731
+    # wall = (1.08 + 1.24 + 1.34 + 1.2 + 1.1) ms = 5.96 ms for 12 tokens
+    assert sb.output_tokens_per_s(step, 4, 3, 4, 4, 8) == pytest.approx(12 / 5.96e-3)
+
+
+def test_decode_stretches_are_timed_at_their_mean_context():
+    # one request: a prefill iteration, then OSL-1 decode iterations at contexts ISL+1 .. ISL+OSL-1
+    m, d, p, x = sb.phases(10, 5, 1, 1, 10)
+    assert list(m) == [1, 4] and list(d) == [0, 1] and list(p) == [10, 0]
+    assert x[1] == pytest.approx(np.mean([11, 12, 13, 14]))
+
+
+def test_many_requests_converge_to_a_full_batch():
+    # a constant step c with B slots always full gives B / c tokens/s; the ramp and drain fade as N grows
+    c, B = 0.01, 64
+    tput = [sb.output_tokens_per_s(lambda d, p, x: c + 0 * d, 128, 256, n, B, 4096) for n in (64, 640, 64000)]
+    assert tput[0] < tput[1] < tput[2] <= B / c
+    assert tput[2] == pytest.approx(B / c, rel=0.01)
+
+
+def test_many_requests_reach_the_models_steady_state():
+    kw = dict(parallelism={"tp": 1}, scheduler="trtllm-bench")
+    steady = inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, **kw)
+    finite = inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, requests=100_000, **kw)
+    assert finite.output_tokens_per_s_per_gpu == pytest.approx(steady.output_tokens_per_s_per_gpu, rel=0.03)
+
+
+def test_whole_waves_never_lower_throughput_but_a_lone_last_request_does():
+    kw = dict(parallelism={"tp": 1, "dp": 1, "ep": 1}, scheduler="trtllm-bench")
+    B = int(inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, **kw).max_concurrency)
+    waves = [inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, requests=j * B, **kw).output_tokens_per_s_per_gpu
+             for j in (1, 2, 4, 8)]
+    assert all(a <= b for a, b in zip(waves, waves[1:]))
+    # one request more than a batch runs a whole second wave of one sequence (OSL iterations at batch 1)
+    extra = inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, requests=B + 1, **kw).output_tokens_per_s_per_gpu
+    assert extra < waves[0]
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, "3000", True])
+def test_requests_is_validated(bad):
+    with pytest.raises(ValueError, match="requests"):
+        inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, scheduler="trtllm-bench", requests=bad)
+
+
+def test_requests_needs_the_whole_prompt_scheduler():
+    with pytest.raises(ValueError, match="requests=3000.*trtllm-bench"):
+        inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, requests=3000)
+    with pytest.raises(ValueError, match="tokens"):
+        sb.phases(1024, 16, 10, 8, 1000)          # a whole prompt must fit in one iteration
+
+
+def test_every_trtllm_bench_run_names_its_dataset():
+    cases = [c for c in runs.inference_runs() if c["scheduler"] == "trtllm-bench"]
+    assert cases and all(c["requests"] for c in cases)
+    perf_overview = {(c["input_tokens"], c["output_tokens"]): c["requests"] for c in cases if "blog" not in c["id"]}
+    assert perf_overview[(1024, 1024)] == 3000 and perf_overview[(32768, 1024)] == 1000
+
+
+def test_explicit_limits_replace_trtllm_bench_heuristic():
+    # the DeepSeek-R1 blog's H200 run: --max_batch_size 128 --max_num_tokens 1151 (= one 1024-token prompt next to
+    # 127 decodes): both given, trtllm-bench uses them as they are (bench/benchmark/utils/general.py get_settings)
+    kw = dict(scheduler="trtllm-bench", parallelism={"tp": 1})
+    e = inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 2048, max_batch_size=128, max_num_tokens=1151, **kw)
+    assert e.max_concurrency == 128
+    ctx = inf._setup(LLAMA70, "B200", 1, "fp4", 1024, 2048, {"tp": 1}, None, "aggregated", "central",
+                     scheduler="trtllm-bench", limits=(128, 1151))[1]
+    seqs, tokens = inf.sched.limits(ctx, [1], [1])
+    assert seqs[0] == 128 and tokens[0] == 1151            # no ISL + batch raise when the caller sets both
+    # one prompt per iteration: 127 running + 1024 = 1151 fits, 128 running + 1024 does not
+    m, d, p, _ = sb.phases(1024, 2048, 256, 128, 1151)
+    assert p.max() == 1024 and np.sum(m[p > 0]) == 256
+
+
+def test_a_smaller_batch_limit_lowers_max_load_throughput():
+    kw = dict(parallelism={"tp": 1})
+    free = inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, **kw)
+    capped = inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, max_batch_size=64, **kw)
+    assert capped.max_concurrency == 64 < free.max_concurrency
+    assert capped.output_tokens_per_s_per_gpu < free.output_tokens_per_s_per_gpu
+    # physics scheduler: max_num_tokens caps a steady state at tokens / (1 + ISL/OSL) sequences
+    few = inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, max_num_tokens=512, **kw)
+    assert few.max_concurrency == 256
+    front = inf.frontier(QWEN30, "B200", 1, "fp4", 1024, 1024, max_batch_size=64, **kw)
+    assert front["concurrency"].max() <= 64
+
+
+@pytest.mark.parametrize("key,bad", [("max_batch_size", 0), ("max_batch_size", 2.5), ("max_num_tokens", -1),
+                                     ("max_num_tokens", "2048"), ("max_batch_size", True)])
+def test_limits_are_validated(key, bad):
+    with pytest.raises(ValueError, match=key):
+        inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, **{key: bad})
+
+
+def test_whole_prompt_scheduler_needs_room_for_a_prompt():
+    with pytest.raises(ValueError, match="max_num_tokens=1000 is below input_tokens=1024"):
+        inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, scheduler="trtllm-bench", max_num_tokens=1000)
+    # chunked prefill (physics) takes a prompt in pieces: a budget below the prompt is allowed
+    assert inf.estimate(QWEN30, "B200", 1, "fp4", 1024, 1024, max_num_tokens=1000).max_concurrency == 500
+
+
+def test_blog_runs_carry_their_stated_limits():
+    blog = {c["id"]: c for c in runs.inference_runs() if c["group"] == "trtllm-dsr1-blog"}
+    assert {(c["max_batch_size"], c["max_num_tokens"]) for c in blog.values()} == {(896, 2048), (384, 1536), (128, 1151)}
+    for c in blog.values():                   # the stated concurrency fills max_batch_size on each of 8 ranks
+        assert c["concurrency"] == 8 * c["max_batch_size"]

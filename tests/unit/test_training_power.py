@@ -1,0 +1,106 @@
+"""Issue 12, torchtitan's hardware and async TP: the sustained clock under a board power limit
+(DVFS), the power cap and HBM variant carried by a measured run, and PyTorch async TP hiding the
+forward's TP collectives only."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from intelligence_per_dollar.analysis import validation
+from intelligence_per_dollar.model import efficiency, peaks, training
+from intelligence_per_dollar.model.training import communication, context
+from intelligence_per_dollar.sources import assumptions, hardware
+
+LLAMA8B = {"layers": 32, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "vocab": 128256}
+LLAMA70B = {"layers": 80, "d_model": 8192, "heads": 64, "kv_heads": 8, "d_ff": 28672, "vocab": 128256}
+
+
+def test_sustained_clock_scale_by_hand():
+    """torchtitan's 500 W H100s (700 W rated), static share 0.13, exponent 2.5:
+    ((500/700 - 0.13) / 0.87) ** (1/2.5) = 0.671593 ** 0.4 = 0.85279."""
+    assert peaks.sustained_clock_scale(500, 700, 0.13, 2.5) == pytest.approx(0.85279, abs=1e-5)
+    # V proportional to f (a = 3) and no static power: the clock goes as the cube root of the power
+    assert peaks.sustained_clock_scale(350, 700, 0.0 + 1e-12, 3.0) == pytest.approx(0.5 ** (1 / 3), rel=1e-9)
+    assert peaks.sustained_clock_scale(700, 700, 0.13, 2.5) == 1.0
+
+
+def test_sustained_clock_scale_rises_with_the_cap_and_rejects_bad_input():
+    caps = [200, 300, 400, 500, 600, 700]
+    scales = [peaks.sustained_clock_scale(c, 700, 0.13, 2.5) for c in caps]
+    assert all(a < b for a, b in zip(scales, scales[1:]))
+    for bad in (800, 0, 91.0, True, "500"):      # 91 W is below the static 0.13 x 700 = 91 W
+        with pytest.raises(ValueError, match="power_cap_w"):
+            peaks.sustained_clock_scale(bad, 700, 0.13, 2.5)
+    with pytest.raises(ValueError, match="exponent"):
+        peaks.sustained_clock_scale(500, 700, 0.13, 0.0)
+
+
+def test_power_cap_scales_only_the_compute_ceilings_by_the_clock():
+    acc = hardware.get("H100-SXM")
+    a = assumptions.assumptions("training.csv")
+    base = efficiency.ceilings(acc, "central")
+    capped = context.power_capped_ceilings(base, acc, 500, "central")
+    clock = peaks.sustained_clock_scale(500, acc.power_w, a["power_static_fraction"].central,
+                                        a["dvfs_power_exponent"].central)
+    assert capped.gemm_fraction("bf16") == pytest.approx(base.gemm_fraction("bf16") * clock)
+    assert capped.attention_fraction() == pytest.approx(base.attention_fraction() * clock)
+    assert capped.hbm_fraction == base.hbm_fraction
+    # the low scenario throttles most: high static share with the low exponent
+    low = context.power_capped_ceilings(efficiency.ceilings(acc, "low"), acc, 500, "low")
+    low_clock = peaks.sustained_clock_scale(500, acc.power_w, a["power_static_fraction"].high,
+                                            a["dvfs_power_exponent"].low)
+    assert low.power_throttle == pytest.approx(efficiency.ceilings(acc, "low").power_throttle * low_clock)
+    assert low_clock < clock
+    assert context.power_capped_ceilings(base, acc, None, "central") is base
+
+
+def test_estimate_under_a_power_cap():
+    """A 500 W cap slows a compute-bound FSDP step, by less than the clock (memory-bound kernels and
+    communication keep their speed); the rated limit changes nothing; bad caps raise."""
+    kw = dict(model=LLAMA8B, accelerator="H100-SXM", gpus=8, precision="bf16", seq_len=8192,
+              global_batch_tokens=16 * 8192, stack=training.FSDP2,
+              parallelism={"tp": 1, "pp": 1, "dp": 8, "microbatch": 2, "recompute": "selective", "zero": 3})
+    free = training.estimate(**kw)
+    assert training.estimate(**kw, power_cap_w=700).tokens_per_s_per_gpu == pytest.approx(free.tokens_per_s_per_gpu)
+    capped = training.estimate(**kw, power_cap_w=500)
+    ratio = capped.tokens_per_s_per_gpu / free.tokens_per_s_per_gpu
+    clock = context.power_capped_ceilings(efficiency.ceilings("H100-SXM", "central"), hardware.get("H100-SXM"),
+                                          500, "central").power_throttle / efficiency.ceilings(
+        "H100-SXM", "central").power_throttle
+    assert clock < ratio < 1.0
+    for bad in (701, 0, -5, "500", True):
+        with pytest.raises(ValueError, match="power_cap_w"):
+            training.estimate(**kw, power_cap_w=bad)
+
+
+def test_torchtitan_rows_carry_their_hardware_variant():
+    """torchtitan's benchmark (llama3_h100_202412_torchtitan.md, Hardware): 96 GB HBM2e at 2.4 TB/s,
+    default 500 W power limit; the other rows keep the catalogue part."""
+    cases = {c["id"]: c for c in validation.runs()}
+    tt = cases["tt-llama31-8b-h100-8-fsdp-compile"]
+    assert tt["power_cap_w"] == 500.0
+    acc = validation.accelerator(tt)
+    assert (acc.hbm_bytes, acc.hbm_bytes_per_s, acc.id) == (96e9, 2.4e12, "H100-SXM")
+    other = cases["trainy-llama31-8b-h200-32-fsdp-fp8"]
+    assert "power_cap_w" not in other
+    assert validation.accelerator(other) == hardware.get("H200")
+
+
+def test_async_tp_hides_the_forward_only():
+    """PyTorch async TP (torchtitan): the forward's TP collectives hide behind its GEMMs, the
+    backward's stay as without overlap (2 all-reduces' bytes + the SP all-gather redone);
+    Transformer Engine's overlap hides both."""
+    ctx = training.make_context(LLAMA70B, "H100-SXM", "fp8", 8192, 8192 * 512, training.FSDP2, "central", False)
+    c = {"tp": 8, "pp": 1, "dp": 32, "cp": 1, "ep": 1, "microbatch": 16, "interleave": 1, "recompute": 2, "zero": 3}
+    lay = context.layout(ctx, {k: np.asarray([v]) for k, v in c.items()})
+    t_ar = communication.tp_all_reduce_s(ctx, lay)
+    long_gemm = np.asarray([1e3])
+    sync_f, sync_b = communication.tp_exposed_s(ctx, lay, t_ar, long_gemm)
+    actx = replace(ctx, stack=training.STACKS["fsdp2-asynctp"])
+    async_f, async_b = communication.tp_exposed_s(actx, lay, t_ar, long_gemm)
+    te_f, te_b = communication.tp_exposed_s(replace(ctx, stack=replace(ctx.stack, tp_overlap=True)), lay, t_ar,
+                                            long_gemm)
+    assert sync_f[0] == pytest.approx(2 * t_ar[0]) and sync_b[0] == pytest.approx(3 * t_ar[0])
+    assert async_f[0] == 0.0 and async_b[0] == pytest.approx(sync_b[0])
+    assert te_f[0] == 0.0 and te_b[0] == 0.0
