@@ -105,19 +105,14 @@ def finetune_setting(requests: float, isl: int, osl: int) -> tuple[int, int]:
     """
     raw_bs = min(requests, _CAP_BATCH)
     raw_tok = min(raw_bs * (1.0 + isl / osl), _CAP_TOKENS)
-    if raw_bs < 256:
-        bs = max(64, 32 * math.ceil(raw_bs / 32))
-    elif raw_bs < 1024:
-        bs = 128 * math.ceil(raw_bs / 128)
-    else:
-        bs = 256 * math.ceil(raw_bs / 256)
-    if raw_tok < 4096:
-        tok = max(2048, 256 * math.ceil(raw_tok / 256))
-    elif raw_tok < 8192:
-        tok = 512 * math.ceil(raw_tok / 512)
-    else:
-        tok = 1024 * math.ceil(raw_tok / 1024)
-    return bs, tok
+    return (_round_up(raw_bs, ((256, 32, 64), (1024, 128, 0), (math.inf, 256, 0))),
+            _round_up(raw_tok, ((4096, 256, 2048), (8192, 512, 0), (math.inf, 1024, 0))))
+
+
+def _round_up(x: float, bands) -> int:
+    """``x`` rounded up to the step of the first band ``(below, step, at_least)`` it falls under."""
+    below, step, at_least = next(b for b in bands if x < b[0])
+    return int(max(at_least, step * math.ceil(x / step)))
 
 
 def trtllm_bench_limits(s, acc: hardware.Accelerator, weight_bytes: float, kv_bytes_per_elem: float,
