@@ -159,3 +159,12 @@ def test_job_inside_one_domain_is_all_nvlink():
                                           microbatch=[1, 1], interleave=[1, 1], recompute=[0, 0],
                                           zero=[1, 1]).items()}
     assert list(context.layout(ctx, c).domain_block) == [64, 8]
+
+
+def test_a_stack_may_be_named_and_an_unknown_name_is_refused_with_the_presets():
+    m = dict(layers=4, d_model=1024, heads=8, kv_heads=8, d_ff=4096, vocab=32000, gated_ffn=True)
+    by_name = training.estimate(m, "H100-SXM", 8, "bf16", 2048, 64 * 2048, stack="fsdp2")
+    by_value = training.estimate(m, "H100-SXM", 8, "bf16", 2048, 64 * 2048, stack=training.STACKS["fsdp2"])
+    assert by_name.step_time_s == by_value.step_time_s
+    with pytest.raises(ValueError, match=r"stack='fsdp3' is not a named stack; allowed: .*fsdp2"):
+        training.estimate(m, "H100-SXM", 8, "bf16", 2048, 64 * 2048, stack="fsdp3")

@@ -10,7 +10,7 @@ from typing import Mapping
 import numpy as np
 
 from intelligence_per_dollar.model import collectives, efficiency, peaks
-from intelligence_per_dollar.model.training.stack import Stack, default_stack
+from intelligence_per_dollar.model.training.stack import STACKS, Stack, default_stack
 from intelligence_per_dollar.sources import assumptions, hardware, models
 
 __all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "MAX_SEQ_LEN", "MAX_BATCH_TOKENS",
@@ -116,8 +116,13 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
                              if acc.supports(p))
     batch = _check_batch(seq_len, global_batch_tokens)
     stack = default_stack(s) if stack is None else stack
+    if isinstance(stack, str):
+        if stack not in STACKS:
+            raise ValueError(f"stack={stack!r} is not a named stack; allowed: {', '.join(STACKS)}, or a training Stack")
+        stack = STACKS[stack]
     if not isinstance(stack, Stack):
-        raise ValueError(f"stack={stack!r} must be a training Stack (e.g. training.STACKS['modern'])")
+        raise ValueError(f"stack={stack!r} must be a training Stack or the name of a preset "
+                         f"({', '.join(STACKS)})")
     ceil = power_capped_ceilings(scaled_ceilings(efficiency.ceilings(acc, scenario), stack.ceiling_scale), acc,
                                  power_cap_w, scenario)
     up = collectives.Link(acc.scaleup_bytes_per_s_one_way, ceil.scaleup_efficiency, ceil.scaleup_latency_s)
