@@ -78,6 +78,9 @@ binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 se
 **Finite benchmarks** (``requests``): a run of that many requests queued at once, ramp, batch and drain
 (:mod:`serving_benchmarks`). Validation: :mod:`intelligence_per_dollar.analysis.validation_inference`.
 
+**Pipeline parallelism** (``pp``): stages of whole layers, ``pp`` micro-batches in flight; an iteration is the
+slowest stage's plus its send, per-user speed ``1 / (pp t_stage)``, TTFT a pass through all (:mod:`serving_pipeline`).
+
 **Capacity.** Weights per GPU (dense weights split by tensor parallelism and replicated across
 attention data-parallel ranks, experts split across the whole replica), the KV cache of every
 sequence at its *full* length ``ISL + OSL`` (a request is admitted only if it can finish: TensorRT-
@@ -104,8 +107,7 @@ import pandas as pd
 
 from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
 from intelligence_per_dollar.model import serving_benchmarks as bench
-from intelligence_per_dollar.model import serving_kernels as kern
-from intelligence_per_dollar.model import serving_layouts as layouts
+from intelligence_per_dollar.model import serving_kernels as kern, serving_layouts as layouts, serving_pipeline as pipe
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, candidates
 from intelligence_per_dollar.sources import assumptions, checks, hardware, models
@@ -281,15 +283,19 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     return dense_layer, moe_layer, parts
 
 
-def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens, context, moe_prefill=None):
-    """GPU time of one iteration: every layer plus the LM head; also the layer times and the head."""
+def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens, context, moe_prefill=None, pp=1.0,
+                through=False):
+    """GPU time of one iteration of the slowest of ``pp`` pipeline stages (one stage: every layer plus the LM
+    head) and its send to the next (``through``: one pass through all stages, :mod:`serving_pipeline`); also
+    the layer times and the head."""
     s = ctx.s
     t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill)
     head_tokens = decode_tokens + (b if ctx.mode == "prefill" else 0.0 * b)
     t_head = kern.gemm_s(ctx, np.maximum(head_tokens, 1.0), s.vocab / tp, s.d_model, head=True)
-    L_moe = architecture.moe_layers(s)
-    total = (s.layers - L_moe) * t_dense + L_moe * t_moe + t_head
-    return total, t_dense, parts, t_head
+    send = pipe.stage_send_s(ctx, decode_tokens + prefill_tokens, tp, dp, pp)
+    if through:
+        return pipe.through_stages_s(s, pp, t_dense, t_moe, t_head) + (pp - 1.0) * send, t_dense, parts, t_head
+    return pipe.slowest_stage_s(s, pp, t_dense, t_moe, t_head) + send, t_dense, parts, t_head
 
 
 def _gemm_attribution_s(ctx: kern.Context, parts, t_dense, t_head):
@@ -306,7 +312,7 @@ def _gemm_attribution_s(ctx: kern.Context, parts, t_dense, t_head):
     return out
 
 
-def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host):
+def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host, pp=1.0):
     """Expected iteration when prompts arrive whole (or in ``prefill_chunk_tokens`` pieces) and the
     busiest attention rank paces it (:mod:`serving_schedulers`): returns (step, GPU step, parts,
     dense layer, head), each the mean over how many pieces the busiest rank carries."""
@@ -322,7 +328,7 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
         busiest = np.where(many, pre, j * piece * scale)
         p = np.where(many, float(j == 0), p)
         moe = np.where(ranks > 1, (busiest + (dp - 1) * pre) / dp, busiest)
-        g, d, pr, h = _gpu_step_s(ctx, tp, dp, ep, b, dec, busiest + 0 * pre, context, moe)
+        g, d, pr, h = _gpu_step_s(ctx, tp, dp, ep, b, dec, busiest + 0 * pre, context, moe, pp)
         acc[0], acc[1], acc[3], acc[4] = acc[0] + p * np.maximum(g, t_host), acc[1] + p * g, acc[3] + p * d, acc[4] + p * h
         acc[2] = {k: acc[2].get(k, 0.0) + p * v for k, v in pr.items()}
     return tuple(acc)
@@ -330,35 +336,36 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
 
 def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Iteration time, throughput and memory of configurations ``c`` (broadcastable arrays
-    ``tp``, ``dp``, ``ep``, ``replicas`` and ``concurrency`` = sequences in flight over all GPUs).
+    ``tp``, ``dp``, ``ep``, ``replicas``, optional ``pp`` and ``concurrency`` = sequences in flight over all GPUs).
 
     Returns arrays: ``step_s`` and its parts, ``output_tokens_per_s_per_gpu``,
     ``tokens_per_s_per_user``, ``ttft_s``, ``memory_per_gpu_bytes``, ``fits``.
     """
     s = ctx.s
     tp, dp, ep, rep, conc = (np.asarray(c[k], float) for k in ("tp", "dp", "ep", "replicas", "concurrency"))
-    r = tp * dp                                           # GPUs per replica
-    b = conc / (rep * dp)                                 # sequences per attention rank
+    pp = np.asarray(c.get("pp", 1.0), float)              # pipeline stages (serving_pipeline)
+    r = tp * dp                                           # GPUs per pipeline stage (the replica: r x pp)
+    b = conc / (rep * dp * pp)                            # sequences per attention rank and micro-batch
     dec, pre, context = _token_mix(ctx, b)
     # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
     t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
     if ctx.mode == "aggregated":
-        t_step, t_gpu, parts, t_dense, t_head = _aggregated_step(ctx, tp, dp, ep, b, dec, pre, context, t_host)
+        t_step, t_gpu, parts, t_dense, t_head = _aggregated_step(ctx, tp, dp, ep, b, dec, pre, context, t_host, pp)
     else:
-        t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context)
+        t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context, pp=pp)
         t_step = np.maximum(t_gpu, t_host)
-    # TTFT: one iteration that carries a whole prompt next to the decode batch
+    # TTFT: one iteration that carries a whole prompt next to the decode batch, through every stage
     ttft_pre = np.maximum(pre, ctx.isl) if ctx.mode != "prefill" else pre
-    t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context)[0]
+    t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context, pp=pp, through=True)[0]
     t_ttft = np.maximum(t_ttft_gpu, t_host)
-    w, kv, work = kern.memory_bytes(ctx, tp, r, b, dec, pre)
+    w, kv, work = pipe.memory_bytes(ctx, tp, r, b, dec, pre, pp)
     mem = w + kv + work
     usable = ctx.acc.hbm_bytes * ctx.ceil.memory_usable_fraction
     tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
     L = float(s.layers)
     return {"step_s": t_step, "ttft_s": t_ttft, "gpu_step_s": t_gpu + 0 * t_step, "host_s": t_host + 0 * t_step,
-            "output_tokens_per_s_per_gpu": tokens_per_step * dp / (t_step * r),
-            "tokens_per_s_per_user": np.where(ctx.mode == "prefill", ctx.isl / t_step, 1.0 / t_step),
+            "output_tokens_per_s_per_gpu": tokens_per_step * dp / (t_step * r * pp),
+            "tokens_per_s_per_user": np.where(ctx.mode == "prefill", ctx.isl, 1.0) / (pp * t_step),
             "memory_per_gpu_bytes": mem, "weights_bytes": w + 0 * mem,
             "kv_cache_bytes": kv + 0 * mem, "workspace_bytes": work + 0 * mem, "usable_bytes": usable,
             "fits": mem <= usable, "sequences_per_rank": b,
@@ -376,7 +383,7 @@ def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray], steady: bool
     (:func:`serving_schedulers.limits`: sequences per rank; ``steady`` and aggregated: ``b (1 + ISL/OSL)``
     tokens per iteration, Eq. 1)."""
     base = {k: np.asarray(v, float) for k, v in c.items()}
-    ranks = base["replicas"] * base["dp"]
+    ranks = base["replicas"] * base["dp"] * base.get("pp", 1.0)      # micro-batch slots: b sequences each
     m0 = evaluate(ctx, {**base, "concurrency": 0.0 * ranks})
     m1 = evaluate(ctx, {**base, "concurrency": ranks})
     slope = m1["memory_per_gpu_bytes"] - m0["memory_per_gpu_bytes"]
@@ -440,14 +447,14 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
     c = candidates(ctx, gpus, fixed)
     if len(c["tp"]) == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed}: tp must divide heads={ctx.s.heads} "
-                         f"and fit in the NVLink domain ({ctx.domain}), tp x dp must divide gpus")
+                         f"and fit in the NVLink domain ({ctx.domain}), tp x dp x pp must divide gpus")
     return gpus, ctx, c
 
 
 def _no_fit_message(ctx, gpus, c):
     """Why nothing (or not the concurrency asked for) fits: the weights, or the KV cache."""
     mc = max_concurrency(ctx, c)
-    ranks = c["replicas"] * c["dp"]
+    ranks = c["replicas"] * c["dp"] * c["pp"]
     m0 = evaluate(ctx, {**c, "concurrency": 0.0 * ranks})
     j = int(np.argmin(m0["weights_bytes"]))
     usable, hbm = float(m0["usable_bytes"]) / 1e9, ctx.acc.hbm_bytes / 1e9
@@ -476,7 +483,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
     max-throughput offline benchmark). ``parallelism``: None to choose the fastest valid
-    (tp, dp, ep), or a dict fixing some of them. ``kv_precision`` None: what engines pick
+    (tp, dp, ep, pp), or a dict fixing some of them. ``kv_precision`` None: what engines pick
     (:func:`default_kv_precision`). Raises ``ValueError`` naming the constraint: unknown precision,
     impossible parallelism, weights or KV cache that do not fit. ``requests`` (trtllm-bench): tokens/s per GPU
     of a finite run (:func:`serving_benchmarks.output_tokens_per_s_per_gpu`); other fields: the steady state.
@@ -495,7 +502,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     else:
         conc = np.full_like(c["tp"], checks.number("concurrency", concurrency, low=1))
     r = evaluate(ctx, {**c, "concurrency": conc})
-    ok = r["fits"] & (conc >= c["replicas"] * c["dp"] * (1.0 if concurrency is None else 0.0)) & (mc >= 1)
+    ok = r["fits"] & (conc >= c["replicas"] * c["dp"] * c["pp"] * (1.0 if concurrency is None else 0.0)) & (mc >= 1)
     if not ok.any():
         raise ValueError(_no_fit_message(ctx, gpus, c) + (f"; concurrency={concurrency} asked for more"
                                                           if concurrency is not None else ""))
@@ -504,8 +511,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
                                                              else np.inf), requests, ok, _gpu_step_s)
     i = int(np.argmax(score))
     pick = {k: float(np.broadcast_to(v, c["tp"].shape)[i]) for k, v in r.items()}
-    par = {k: int(c[k][i]) for k in ("tp", "dp", "ep")}
-    par["replicas"] = int(c["replicas"][i])
+    par = {k: int(c[k][i]) for k in ("tp", "dp", "ep", "pp", "replicas")}
     return Estimate(
         output_tokens_per_s_per_gpu=float(score[i]),
         tokens_per_s_per_user=pick["tokens_per_s_per_user"], ttft_s=pick["ttft_s"], step_time_s=pick["step_s"],
@@ -521,7 +527,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
 MAX_POINTS = 1024
 
 FRONTIER_COLUMNS = ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "ttft_s",
-                    "memory_per_gpu_bytes", "step_time_s", "fits", "tp", "dp", "ep", "replicas")
+                    "memory_per_gpu_bytes", "step_time_s", "fits", "tp", "dp", "ep", "pp", "replicas")
 
 
 def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
@@ -536,7 +542,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     fit, plus its own most-that-fit point, and the Pareto envelope of all of them is returned
     (:func:`serving_layouts.pareto_mask`): no row is beaten on both per-user speed and tokens/s per
     GPU by another, rows run from the most interactive to the highest throughput, each with the
-    layout that reaches it (``tp``, ``dp``, ``ep``, ``replicas``). ``concurrency`` an array: one
+    layout that reaches it (``tp``, ``dp``, ``ep``, ``pp``, ``replicas``). ``concurrency`` an array: one
     row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
     and NaN metrics. Columns: :data:`FRONTIER_COLUMNS`. ``max_batch_size``, ``max_num_tokens``: as in :func:`estimate`.
     """
@@ -548,7 +554,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         raise ValueError(_no_fit_message(ctx, gpus, c))
     if concurrency is None:
         checks.integer("points", points, low=2, high=MAX_POINTS)
-        lo = float((c["replicas"] * c["dp"]).min())
+        lo = float((c["replicas"] * c["dp"] * c["pp"]).min())
         conc = np.unique(np.round(np.geomspace(lo, max(lo, mc.max()), points)))
     else:
         conc = np.atleast_1d(np.asarray(concurrency, dtype=float))
@@ -562,11 +568,11 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
                 for k, v in grid.items()}
         m += 1
     r = evaluate(ctx, grid)
-    ok = r["fits"] & (grid["concurrency"] >= grid["replicas"] * grid["dp"])
+    ok = r["fits"] & (grid["concurrency"] >= grid["replicas"] * grid["dp"] * grid["pp"])
     cols = {"concurrency": grid["concurrency"], "output_tokens_per_s_per_gpu": r["output_tokens_per_s_per_gpu"],
             "tokens_per_s_per_user": r["tokens_per_s_per_user"], "ttft_s": r["ttft_s"],
             "memory_per_gpu_bytes": r["memory_per_gpu_bytes"], "step_time_s": r["step_s"],
-            **{k: grid[k] for k in ("tp", "dp", "ep", "replicas")}}
+            **{k: grid[k] for k in ("tp", "dp", "ep", "pp", "replicas")}}
     cols = {k: np.broadcast_to(v, (n, m)).astype(float) for k, v in cols.items()}
     if concurrency is None:
         # the Pareto envelope over layouts and concurrencies (serving_layouts.pareto_mask)

@@ -220,7 +220,7 @@ class RLStep:
 def _decode_coefficients(spec, accelerator, gpus, precision, isl, osl, efficiency_):
     """(a, c, M, ranks, t_prefill_per_seq) of the rollout fleet: iteration time a + c b per rank."""
     agg = inference._context(spec, accelerator, precision, isl, osl, None, "aggregated", "central")
-    c = inference.candidates(agg, gpus)
+    c = inference.candidates(agg, gpus, {"pp": 1})       # the rollout model below is single-stage
     ctx = inference._context(spec, accelerator, precision, isl, osl, None, "decode", "central")
     mc = inference.max_concurrency(ctx, c)
     if mc.max() < 1:

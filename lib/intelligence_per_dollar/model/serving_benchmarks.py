@@ -90,24 +90,27 @@ def check_requests(requests, ctx) -> int | None:
 
 
 def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Callable) -> np.ndarray:
-    """Output tokens/s per GPU of layouts ``c`` (arrays ``tp``, ``dp``, ``ep``, ``replicas``) serving a
-    finite run of ``requests`` requests (-inf where ``ok`` is False). ``batch``: most sequences over
-    all GPUs (memory, ``max_batch_size``, a concurrency limit); ``max_num_tokens`` from
-    :func:`serving_schedulers.limits`. The requests are spread evenly over the attention ranks
-    (``replicas x dp``); the rank with ``ceil(requests / ranks)`` sets the wall time. Each iteration
-    takes ``max(GPU, host)``: ``gpu_step_s(ctx, tp, dp, ep, b, decode, prefill, context)`` is the
-    serving model's iteration (:func:`inference._gpu_step_s`), the host time counts every scheduled
-    sequence (:func:`serving_kernels.host_time_s`)."""
+    """Output tokens/s per GPU of layouts ``c`` (arrays ``tp``, ``dp``, ``ep``, ``replicas``, optional
+    ``pp``) serving a finite run of ``requests`` requests (-inf where ``ok`` is False). ``batch``: most
+    sequences over all GPUs (memory, ``max_batch_size``, a concurrency limit); ``max_num_tokens`` from
+    :func:`serving_schedulers.limits`. The requests are spread evenly over the attention ranks' micro-batch
+    slots (``replicas x dp x pp``); the slot with ``ceil(requests / slots)`` sets the wall time. Each
+    iteration takes ``max(GPU, host)``: ``gpu_step_s(ctx, tp, dp, ep, b, decode, prefill, context, pp=pp)``
+    is the serving model's iteration of the slowest pipeline stage (:func:`inference._gpu_step_s`), the host
+    time counts every scheduled sequence (:func:`serving_kernels.host_time_s`); a slot's micro-batch
+    advances once every ``pp`` stage iterations (:mod:`serving_pipeline`)."""
     tokens = sched.limits(ctx, c["tp"], c["dp"])[1]
     out = np.full(np.shape(c["tp"]), -np.inf)
     for j in np.flatnonzero(ok):
         tp, dp, ep, rep = (float(c[k][j]) for k in ("tp", "dp", "ep", "replicas"))
-        n = math.ceil(requests / (rep * dp))
+        pp = float(c["pp"][j]) if "pp" in c else 1.0
+        n = math.ceil(requests / (rep * dp * pp))
 
-        def step(d, p, x, tp=tp, dp=dp, ep=ep):
+        def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp):
             t_host = kern.host_time_s(d + p / ctx.isl, ctx.host_step_s, ctx.host_per_sequence_s)
-            return np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x)[0], t_host)
+            return pp * np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x, pp=pp)[0], t_host)
 
-        per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, max(math.floor(batch[j] / (rep * dp)), 1), tokens[j])
-        out[j] = per_rank * requests / n / (tp * dp * rep)
+        slot_batch = max(math.floor(batch[j] / (rep * dp * pp)), 1)
+        per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, tokens[j])
+        out[j] = per_rank * requests / n / (tp * dp * rep * pp)
     return out

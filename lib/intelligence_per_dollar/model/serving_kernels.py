@@ -33,7 +33,7 @@ __all__ = ["ACTIVATION_BYTES", "HEAD_BYTES", "EMBEDDING_BYTES", "Context", "expe
            "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "gemm_s", "grouped_gemm_s", "kv_shards",
            "kv_tokens_per_layer", "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
            "attention_core_s", "tp_all_reduce_s", "ffn_s", "dense_elementwise_s", "moe_experts_s",
-           "ep_all_to_all_s", "moe_dispatch_s", "moe_elementwise_s", "memory_bytes"]
+           "ep_all_to_all_s", "moe_dispatch_s", "moe_elementwise_s"]
 
 #: Activations move in BF16 between kernels; expert dispatch in the weights' precision when that
 #: is FP8 (DeepEP dispatches FP8, combines BF16).
@@ -426,26 +426,3 @@ def tp_all_reduce_s(ctx: Context, tokens, tp):
     """Two tensor-parallel all-reduces of the layer's activations (Shoeybi et al. 2019, Megatron-LM)."""
     return np.where(tp > 1, 2 * collectives.all_reduce_s(tokens * ctx.s.d_model * ACTIVATION_BYTES, tp, ctx.scaleup),
                     0.0)
-
-
-# ---------------------------------------------------------------------------------------------
-# memory
-# ---------------------------------------------------------------------------------------------
-
-def memory_bytes(ctx: Context, tp, r, b, dec, pre):
-    """(weights, KV cache, workspace) bytes per GPU.
-
-    Weights: dense split by TP, experts over the replica's ``r`` GPUs, BF16 embeddings. KV cache:
-    every sequence at its full length. Workspace (affine in ``b`` so that capacity solves in
-    closed form): activations of the largest iteration (decode batch + its prefill share + one
-    whole prompt) and FP32 logits.
-    """
-    s, P, d = ctx.s, ctx.params, ctx.s.d_model
-    w = (P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes
-         + P["embedding"] / tp * EMBEDDING_BYTES)
-    seq_len = ctx.isl + (ctx.osl if ctx.mode != "prefill" else 1)
-    kv = b * kv_tokens_per_layer(ctx, seq_len, windowed=False) * ctx.kv_bytes_per_token / kv_shards(ctx, tp)
-    T_max = dec + pre + (ctx.isl if ctx.mode != "prefill" else 0.0)
-    work = T_max * (8 * d + 3 * max(s.d_ff, s.expert_d_ff * max(s.top_k, 1)) / tp) * ACTIVATION_BYTES \
-        + (dec + 1.0) * s.vocab / tp * 4.0
-    return w, kv, work

@@ -1,10 +1,16 @@
-"""Serving layouts: which (tp, dp, ep) a deployment may use, and the Pareto envelope over them.
+"""Serving layouts: which (tp, dp, ep, pp) a deployment may use, and the Pareto envelope over them.
 
 :func:`intelligence_per_dollar.model.inference.frontier` and ``estimate`` search every layout
 :func:`candidates` lists when the caller fixes none: attention tensor parallelism inside the
 NVLink domain, attention data parallelism (``dp`` ranks, each with its own sequences and KV
 cache) and expert parallelism over the whole replica, which may span NVLink domains (DeepEP's
-inter-node all-to-all; DeepSeek-V3 arXiv 2412.19437 section 3.4 serves decode on EP320).
+inter-node all-to-all; DeepSeek-V3 arXiv 2412.19437 section 3.4 serves decode on EP320), and
+pipeline parallelism across nodes (``pp`` stages of ``tp x dp`` GPUs, :mod:`serving_pipeline`): the
+search adds ``pp > 1`` where each stage fills whole NVLink domains ("the tensor parallel size is
+the number of GPUs you want to use in each node, and the pipeline parallel size is the number of
+nodes", vLLM docs, *Distributed inference and serving*), which is what serves a model whose weights
+do not fit in one domain (Llama 3.1 405B in BF16 on two 8-GPU H100 nodes: TP8 x PP2). A caller's
+``pp`` is honoured inside a domain too.
 
 **Why MLA models want attention-DP + EP.** MLA's KV cache is one latent per token shared by all
 heads (DeepSeek-V2, arXiv 2405.04434 section 2.1.2), so tensor parallelism cannot shard it: a TP
@@ -32,31 +38,35 @@ from intelligence_per_dollar.sources import checks
 
 __all__ = ["PARALLELISM_KEYS", "candidates", "check_parallelism", "pareto_mask"]
 
-#: tp: attention tensor parallelism; dp: attention data-parallel ranks in one replica; ep: expert
-#: parallelism (1 = experts tensor-split over the replica, ``tp*dp`` = one expert group per GPU).
-PARALLELISM_KEYS = ("tp", "dp", "ep")
+#: tp: attention tensor parallelism; dp: attention data-parallel ranks in one pipeline stage; ep: expert
+#: parallelism (1 = experts tensor-split over the stage, ``tp*dp`` = one expert group per GPU); pp:
+#: pipeline stages (a replica is ``tp*dp*pp`` GPUs).
+PARALLELISM_KEYS = ("tp", "dp", "ep", "pp")
 
 
 def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
-    """Valid (tp, dp, ep, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads,
-    dp attention ranks per replica, ep = 1 or the whole replica for MoE models (1 for dense)."""
+    """Valid (tp, dp, ep, pp, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads,
+    dp attention ranks per stage, ep = 1 or the whole stage for MoE models (1 for dense), pp stages of at
+    least one layer each whose ``tp dp`` GPUs fill whole NVLink domains (any pp the caller fixes)."""
     s = ctx.s
     fixed = dict(fixed or {})
-    out = {k: [] for k in ("tp", "dp", "ep", "replicas")}
+    out = {k: [] for k in ("tp", "dp", "ep", "pp", "replicas")}
     divs = kern.divisors(gpus)
     tps = [tp for tp in divs if tp <= ctx.domain and s.heads % tp == 0]
-    for r in divs:
+    for r in divs:                                    # GPUs per replica
         for tp in tps:
             if r % tp:
                 continue
-            dp = r // tp
-            eps = [1, r] if architecture.is_moe(s) and r > 1 else [1]
-            for ep in sorted(set(eps)):
-                cand = {"tp": tp, "dp": dp, "ep": ep, "replicas": gpus // r}
-                if any(k in fixed and fixed[k] != cand[k] for k in PARALLELISM_KEYS):
+            for pp in kern.divisors(r // tp):
+                st = r // pp                          # GPUs per stage: tp x dp
+                if pp > 1 and (pp > s.layers or ("pp" not in fixed and st % ctx.domain)):
                     continue
-                for k2, v in cand.items():
-                    out[k2].append(v)
+                for ep in sorted({1, st} if architecture.is_moe(s) else {1}):
+                    cand = {"tp": tp, "dp": st // tp, "ep": ep, "pp": pp, "replicas": gpus // r}
+                    if any(k in fixed and fixed[k] != cand[k] for k in PARALLELISM_KEYS):
+                        continue
+                    for k2, v in cand.items():
+                        out[k2].append(v)
     return {k: np.asarray(v, dtype=float) for k, v in out.items()}
 
 
@@ -77,6 +87,13 @@ def check_parallelism(ctx: kern.Context, gpus: int, par: Mapping) -> dict:
     r = fixed.get("tp", 1) * fixed.get("dp", 1)
     if gpus % r:
         raise ValueError(f"tp x dp = {r} does not divide gpus={gpus}")
+    if "pp" in fixed:
+        if fixed["pp"] > s.layers:
+            raise ValueError(f"parallelism['pp']={fixed['pp']} exceeds the model's layers={s.layers}; allowed: "
+                             f"1 to {s.layers} pipeline stages of at least one whole layer")
+        if (gpus // r) % fixed["pp"]:
+            raise ValueError(f"parallelism['pp']={fixed['pp']} must divide gpus / (tp x dp) = {gpus} / {r} = "
+                             f"{gpus // r}")
     if "ep" in fixed and fixed["ep"] != 1:
         if not architecture.is_moe(s):
             raise ValueError(f"parallelism['ep']={fixed['ep']} needs a mixture-of-experts model (experts=0)")
