@@ -5,7 +5,6 @@ presets that sync, and dense models untouched."""
 from dataclasses import replace
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from intelligence_per_dollar.model import training

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from intelligence_per_dollar.analysis.sweeps import cache as sweep_cache
-from intelligence_per_dollar.analysis.sweeps.sampling import SAMPLE, draw
+from intelligence_per_dollar.analysis.sweeps.sampling import draw
 from intelligence_per_dollar.analysis.sweeps.spec import SweepSpec, resolve_function
 
 #: Environment variable naming the Dask scheduler to run sweeps on (else a local cluster).
