@@ -209,3 +209,19 @@ def test_measurements_in_si_units():
     hbm = measurements.hbm()
     assert (hbm.bytes_per_s < hardware.get("H200").hbm_bytes_per_s).all()
     assert math.isclose(measurements.power_summary()["sustained_bf16_flop_per_s"], 673.39e12, rel_tol=1e-3)
+
+
+@pytest.mark.parametrize("spelling,expected", [
+    ("NVIDIA H100 SXM5 80GB", "H100-SXM"), ("h200-sxm", "H200"), ("H200 141GB", "H200"),
+    ("A100-SXM4-80GB", "A100-80GB"), ("GB200 NVL72", "GB200"), ("HGX H100", "H100-SXM"),
+    ("Vera Rubin NVL72", "VR200"), ("gb300", "GB300"),
+])
+def test_accelerator_lookup_accepts_common_spellings(spelling, expected):
+    assert hardware.get(spelling).id == expected
+
+
+@pytest.mark.parametrize("spelling", ["H100 PCIe", "H100-NVL", "A100-40GB", "H100-94GB", "MI300X", "nvidia", ""])
+def test_accelerator_lookup_refuses_other_parts_with_the_known_ids(spelling):
+    # another form factor or memory size is another part: never silently the SXM catalogue part
+    with pytest.raises(ValueError, match="H100-SXM"):
+        hardware.get(spelling)

@@ -166,3 +166,17 @@ def test_expert_load_skew_matches_measured_routing():
     assert cv * np.sqrt(32 / 256) == pytest.approx(491.6 / 1024, rel=0.06)
     busiest = float(kern.ep_load_imbalance(1e9, 256, 32, cv))      # no sampling noise: skew alone
     assert 2.0 < busiest < 2.564
+
+
+def test_trtllm_bench_limits_split_the_batch_over_pipeline_stages():
+    # calc_engine_setting: memory of tp x pp GPUs, the batch min(requests, 4096) / pp per micro-batch
+    h100 = hardware.get("H100-SXM")
+    llama405 = models.spec(dict(layers=126, d_model=16384, heads=128, kv_heads=8, d_ff=53248, vocab=128256))
+    kv_bytes = 2 * 126 * 8 * 128 * 2.0
+    one, two = (sched.trtllm_bench_limits(llama405, h100, 811e9, 2.0, 1000, 1000, 8, 1, pp) for pp in (1, 2))
+    req = (80.0 * 16 - 811e9 / 1024 ** 3) * 0.95 / (kv_bytes / 1024 ** 3 * 2000)
+    assert two[0] == sched.finetune_setting(req, 1000, 1000, 2)[0]
+    assert one[0] == 64 < two[0]      # 640 GB on 8 GPUs hold no KV next to 811 GB of weights: the minimum batch
+    assert sched.finetune_setting(1000.0, 1000, 1000, 2) == sched.finetune_setting(500.0, 1000, 1000)
+    with pytest.raises(ValueError, match="pp"):
+        sched.finetune_setting(1000.0, 1000, 1000, 0)

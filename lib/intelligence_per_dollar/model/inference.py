@@ -320,7 +320,7 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
     lam = pre / piece
     many = lam > sched.MANY_PIECES                     # many pieces per iteration: the mean is exact enough
     lam = np.where(many, 0.0, lam)
-    cap = np.maximum(np.floor((sched.limits(ctx, tp, dp)[1] - dec) / piece), 1.0)
+    cap = np.maximum(np.floor((sched.limits(ctx, tp, dp, pp)[1] - dec) / piece), 1.0)
     ranks = np.ones_like(dp) if sched.adp_balanced(ctx.scheduler) else dp
     probs, scale = sched.busiest_rank_pieces(lam, ranks, cap, sched.pieces_needed(lam, cap))
     acc = [0.0, 0.0, {}, 0.0, 0.0]
@@ -388,7 +388,7 @@ def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray], steady: bool
     m1 = evaluate(ctx, {**base, "concurrency": ranks})
     slope = m1["memory_per_gpu_bytes"] - m0["memory_per_gpu_bytes"]
     b = np.floor((m0["usable_bytes"] - m0["memory_per_gpu_bytes"]) / slope)
-    seqs, tokens = sched.limits(ctx, base["tp"], base["dp"])
+    seqs, tokens = sched.limits(ctx, base["tp"], base["dp"], base.get("pp", 1.0))
     b = np.minimum(b, seqs)                                              # the scheduler's max_batch_size
     if ctx.mode == "aggregated" and steady:      # a steady state carries b (1 + ISL/OSL) tokens per iteration
         b = np.minimum(b, np.floor(tokens / (1.0 + ctx.isl / ctx.osl)))

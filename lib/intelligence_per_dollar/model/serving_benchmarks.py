@@ -99,7 +99,7 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
     is the serving model's iteration of the slowest pipeline stage (:func:`inference._gpu_step_s`), the host
     time counts every scheduled sequence (:func:`serving_kernels.host_time_s`); a slot's micro-batch
     advances once every ``pp`` stage iterations (:mod:`serving_pipeline`)."""
-    tokens = sched.limits(ctx, c["tp"], c["dp"])[1]
+    tokens = sched.limits(ctx, c["tp"], c["dp"], c.get("pp", 1.0))[1]
     out = np.full(np.shape(c["tp"]), -np.inf)
     for j in np.flatnonzero(ok):
         tp, dp, ep, rep = (float(c[k][j]) for k in ("tp", "dp", "ep", "replicas"))

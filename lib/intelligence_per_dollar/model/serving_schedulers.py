@@ -95,15 +95,16 @@ def adp_balanced(scheduler: str) -> bool:
     return scheduler != "unsynchronised-adp"
 
 
-def finetune_setting(requests: float, isl: int, osl: int) -> tuple[int, int]:
+def finetune_setting(requests: float, isl: int, osl: int, pp: int = 1) -> tuple[int, int]:
     """trtllm-bench's rounding of the KV-capacity estimate into (max_batch_size, max_num_tokens).
 
-    ``tensorrt_llm/bench/build/tuning.py`` (``finetune_setting``): batch capped at 4096, tokens at
+    ``tensorrt_llm/bench/build/tuning.py`` (``finetune_setting``): batch capped at 4096 and split over
+    the ``pp`` pipeline stages' micro-batches (``min(requests, 4096) / pp_size``), tokens at
     ``min(batch (1 + ISL/OSL), 32768)``; the batch rounded up to 32 (at least 64) below 256, to
     128 below 1024, else to 256; tokens rounded up to 256 (at least 2048) below 4096, to 512
     below 8192, else to 1024.
     """
-    raw_bs = min(requests, _CAP_BATCH)
+    raw_bs = min(requests, _CAP_BATCH) / checks.positive_int("pp", pp)
     raw_tok = min(raw_bs * (1.0 + isl / osl), _CAP_TOKENS)
     return (_round_up(raw_bs, ((256, 32, 64), (1024, 128, 0), (math.inf, 256, 0))),
             _round_up(raw_tok, ((4096, 256, 2048), (8192, 512, 0), (math.inf, 1024, 0))))
@@ -116,20 +117,21 @@ def _round_up(x: float, bands) -> int:
 
 
 def trtllm_bench_limits(s, acc: hardware.Accelerator, weight_bytes: float, kv_bytes_per_elem: float,
-                        isl: int, osl: int, tp: int, dp: int) -> tuple[int, int]:
+                        isl: int, osl: int, tp: int, dp: int, pp: int = 1) -> tuple[int, int]:
     """(max_batch_size per scheduling rank, max_num_tokens per iteration) trtllm-bench picks.
 
     ``tensorrt_llm/bench/tuning/heuristics.py`` (``calc_engine_setting``): KV per token in GiB is
     ``layers (kv_lora_rank + rope) b_kv`` for MLA, else ``2 layers max(tp_flag, kv_heads) head_dim
     b_kv``; with attention DP (``dp > 1``) each rank has one GPU's memory and ``checkpoint / tp_flag``
-    of the weights, else ``tp_flag`` GPUs and the whole checkpoint (``tp_flag`` = trtllm-bench's
-    ``--tp``, the GPUs of a replica); requests = ``(memory - weights) x 0.95 / (KV per token x
+    of the weights, else ``tp_flag x pp`` GPUs and the whole checkpoint (``tp_flag`` = trtllm-bench's
+    ``--tp``, the GPUs of a pipeline stage; ``n_gpus = tp_size x pp_size`` in ``calc_engine_setting``); requests = ``(memory - weights) x 0.95 / (KV per token x
     (ISL + OSL))``, rounded by :func:`finetune_setting`. Chunked prefill is off, so
     ``max_num_tokens`` is raised to ``ISL + max_batch_size`` (tensorrt_llm/bench/benchmark/utils/
     general.py, ``get_settings``). Checkpoints whose quantisation the heuristic does not know (MXFP4
     experts) get :data:`TRTLLM_DEFAULT_LIMITS`. ``weight_bytes``: the whole checkpoint in bytes.
     """
     r = tp * dp
+    pp = checks.positive_int("pp", pp)
     if s.expert_weight_precision:
         bs, tok = TRTLLM_DEFAULT_LIMITS
     else:
@@ -138,9 +140,10 @@ def trtllm_bench_limits(s, acc: hardware.Accelerator, weight_bytes: float, kv_by
         else:
             per_token = 2 * s.layers * max(r, s.kv_heads) * architecture.head_dim(s) * kv_bytes_per_elem
         device_gib = acc.hbm_bytes / 1e9          # nvml total in GiB ~ the marketed GB (H200: 140.4 GiB)
-        memory, engine = (device_gib, weight_bytes / r / _GIB) if dp > 1 else (device_gib * r, weight_bytes / _GIB)
+        memory, engine = ((device_gib, weight_bytes / r / pp / _GIB) if dp > 1
+                          else (device_gib * r * pp, weight_bytes / _GIB))
         requests = max(memory - engine, 0.0) * TRTLLM_BENCH_KV_FRACTION / (per_token / _GIB * (isl + osl))
-        bs, tok = finetune_setting(requests, isl, osl)
+        bs, tok = finetune_setting(requests, isl, osl, pp)
     return bs, max(tok, isl + bs)
 
 
@@ -176,29 +179,31 @@ def pieces_needed(lam, cap) -> int:
     return int(min(float(np.max(cap, initial=0.0)) + 1, math.ceil(lam_max + 8 * math.sqrt(lam_max) + 8)))
 
 
-def limits(ctx, tp, dp):
-    """(max sequences per attention rank, max tokens per iteration) arrays for layouts ``tp``, ``dp``
+def limits(ctx, tp, dp, pp=1.0):
+    """(max sequences per attention rank and micro-batch, max tokens per iteration) arrays for layouts
+    ``tp``, ``dp``, ``pp``
     under ``ctx.scheduler`` (a :class:`serving_kernels.Context`). The caller's ``max_batch_size`` /
     ``max_num_tokens`` where given (trtllm-bench ``get_settings``, tensorrt_llm/bench/benchmark/utils/
     general.py: both given are used as they are, with no heuristic and no ``ISL + batch`` raise), else
     :func:`trtllm_bench_limits` per distinct layout (trtllm-bench) or :data:`ENGINE_DEFAULT_LIMITS`."""
-    tp, dp = np.broadcast_arrays(np.asarray(tp, float), np.asarray(dp, float))
+    tp, dp, pp = np.broadcast_arrays(np.asarray(tp, float), np.asarray(dp, float), np.asarray(pp, float))
     given = ctx.max_batch_size, ctx.max_num_tokens
     if not is_trtllm_bench(ctx.scheduler) or None not in given:
         return tuple(np.full(tp.shape, float(v if v is not None else d)) for v, d in zip(given, ENGINE_DEFAULT_LIMITS))
-    bs, tok = _trtllm_bench_heuristic(ctx, tp, dp)
+    bs, tok = _trtllm_bench_heuristic(ctx, tp, dp, pp)
     return (bs if given[0] is None else np.full(tp.shape, float(given[0])),
             tok if given[1] is None else np.full(tp.shape, float(given[1])))
 
 
-def _trtllm_bench_heuristic(ctx, tp, dp):
-    """:func:`trtllm_bench_limits` per distinct layout of the arrays ``tp``, ``dp``."""
+def _trtllm_bench_heuristic(ctx, tp, dp, pp):
+    """:func:`trtllm_bench_limits` per distinct layout of the arrays ``tp``, ``dp``, ``pp``."""
     P = ctx.params
     ckpt = (P["dense_total"] * ctx.w_bytes + P["expert_total"] * ctx.expert_bytes
             + P["embedding"] * kern.EMBEDDING_BYTES)
     kv_elem = ctx.kv_bytes_per_token / architecture.kv_cache_bytes_per_token(ctx.s, 1.0)
-    out = {(t, d): trtllm_bench_limits(ctx.s, ctx.acc, ckpt, kv_elem, ctx.isl, ctx.osl, int(t), int(d))
-           for t, d in set(zip(tp.ravel().tolist(), dp.ravel().tolist()))}
-    bs = np.array([out[k][0] for k in zip(tp.ravel().tolist(), dp.ravel().tolist())], float).reshape(tp.shape)
-    tok = np.array([out[k][1] for k in zip(tp.ravel().tolist(), dp.ravel().tolist())], float).reshape(tp.shape)
+    keys = list(zip(tp.ravel().tolist(), dp.ravel().tolist(), pp.ravel().tolist()))
+    out = {(t, d, q): trtllm_bench_limits(ctx.s, ctx.acc, ckpt, kv_elem, ctx.isl, ctx.osl, int(t), int(d), int(q))
+           for t, d, q in set(keys)}
+    bs = np.array([out[k][0] for k in keys], float).reshape(tp.shape)
+    tok = np.array([out[k][1] for k in keys], float).reshape(tp.shape)
     return bs, tok

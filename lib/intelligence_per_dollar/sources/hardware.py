@@ -20,6 +20,7 @@ Conventions (SI throughout):
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -187,7 +188,30 @@ def systems() -> Mapping[str, System]:
     return catalogue()[1]
 
 
+#: Words that do not tell catalogue parts apart: vendor, the SXM form factor every catalogue part has,
+#: and memory sizes (each catalogue id names one memory size). "H100 PCIe" or "H100 NVL" keep their
+#: form-factor word, so they do not resolve to the SXM part.
+_NOISE_WORDS = re.compile(r"nvidia|sxm\d?|\d+gb|hbm\d?e?")
+
+
+def _canonical(name: str) -> str:
+    """``name`` without case, separators and :data:`_NOISE_WORDS`: "NVIDIA H100 SXM5 80GB" -> "h100"."""
+    words = re.split(r"[\s_\-/]+", name.lower())
+    return "".join(re.sub(r"[^a-z0-9]", "", w) for w in words if not _NOISE_WORDS.fullmatch(w))
+
+
+def _check_memory_word(name, acc: "Accelerator") -> "Accelerator":
+    """``acc``, unless ``name`` states a memory size ("A100 40GB") more than 10% off the catalogue part's."""
+    m = re.search(r"(\d+)\s*gb", name.lower()) if isinstance(name, str) else None
+    if m and acc.hbm_bytes and abs(float(m.group(1)) * 1e9 / acc.hbm_bytes - 1.0) > 0.10:
+        raise ValueError(f"accelerator={name!r} names {m.group(1)} GB of memory but the catalogue's {acc.id} has "
+                         f"{acc.hbm_bytes / 1e9:.0f} GB; known: {', '.join(ACCELERATOR_IDS)}")
+    return acc
+
+
 def _resolve(name: str, known: Mapping[str, object], what: str):
+    """Exact id, alias, then case-insensitive id, then the unique id with the same :func:`_canonical`
+    form (``"H100 SXM5 80GB"``, ``"h200-sxm"``); anything else is a ``ValueError`` listing the ids."""
     if not isinstance(name, str):
         raise ValueError(f"{what}={name!r} must be a string; known: {', '.join(known)}")
     aliases_lower = {k.lower(): v for k, v in ALIASES.items()}
@@ -197,6 +221,9 @@ def _resolve(name: str, known: Mapping[str, object], what: str):
     lower = {k.lower(): k for k in known}
     if key.lower() in lower:
         return known[lower[key.lower()]]
+    canon = {**{_canonical(a): v for a, v in ALIASES.items() if v in known}, **{_canonical(k): k for k in known}}
+    if _canonical(name) in canon:
+        return known[canon[_canonical(name)]]
     raise ValueError(f"{what}={name!r} is not in the catalogue; known: {', '.join(known)}")
 
 
@@ -209,7 +236,14 @@ def get(name: str) -> Accelerator:
     key = ALIASES.get(name, name) if isinstance(name, str) else name
     if isinstance(key, str) and key in syss:
         return accs[syss[key].accelerator]
-    return _resolve(name, accs, "accelerator")
+    try:
+        return _check_memory_word(name, _resolve(name, accs, "accelerator"))
+    except ValueError:
+        try:                                   # a system's name in another spelling ("GB200 NVL72")
+            return _check_memory_word(name, accs[_resolve(name, syss, "system").accelerator])
+        except ValueError:
+            pass
+        raise
 
 
 def get_system(name: str) -> System:
