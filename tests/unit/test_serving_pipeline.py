@@ -21,18 +21,20 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 # --- pp = 1 is the single-stage model, exactly ---------------------------------------------------
 
 #: (output tokens/s per GPU, tokens/s per user, TTFT s, memory per GPU B, max concurrency) of
-#: ``inference.estimate`` computed by the code before pipeline parallelism existed (commit c77e963).
+#: ``inference.estimate`` computed by the code before pipeline parallelism existed (commit c77e963). The two
+#: B200 rows were re-pinned when Blackwell took its measured ceilings (GEMM weight streaming, decode attention,
+#: FP4 ratio: data/efficiency/ceilings.csv); until then they too agreed with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
      (3108.3392694009553, 17.761938682291174, 0.1598084754174837, 130957287424.0, 1400.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
      (388.8088998217267, 97.20222495543167, 0.03949015952074422, 10567544448.0, 3128.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (12271.145671573491, 35.56853817847389, 0.07419083712194846, 166999679104.0, 2760.0)),
+     (11218.223058858863, 31.689895646493962, 0.0939331211377354, 167005775488.0, 2832.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
      (3135.5222838277496, 6.296229485597891, 0.22277619974517385, 131098830848.0, 7968.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
-     (1453.123734531393, 46.78889391431843, 0.04604271934803774, 60794288064.0, 12128.0)),
+     (1212.976580774146, 39.02511375958932, 0.05209158450385261, 60794288064.0, 12128.0)),
 ]
 
 

@@ -5,11 +5,13 @@ Three kinds of kernel cover a transformer step:
 * **GEMM** ``(m, k) x (k, n)``: a roofline (Williams, Waterman & Patterson 2009) with a per-kernel
   overhead,
 
-      t = max(2 m n k / (peak x f_gemm),  bytes / (hbm_bytes_per_s x f_hbm)) + t_kernel
+      t = max(2 m n k / (peak x f_gemm),  bytes / (hbm_bytes_per_s x f_stream)) + t_kernel
 
   where ``f_gemm`` is the *sustained* fraction of the dense peak that large GEMMs reach
-  (burst MAMF fraction x power-throttle factor: a GPU at its power cap lowers its clocks) and
-  ``t_kernel`` the fixed launch/ramp/tail time. The efficiency ``2mnk / (t x peak)`` therefore
+  (burst MAMF fraction x power-throttle factor: a GPU at its power cap lowers its clocks),
+  ``f_stream`` the fraction of the HBM bandwidth a GEMM kernel streams its operands at (the copy
+  rate ``f_hbm`` on the H200 family, where it was calibrated; lower on Blackwell, whose published
+  skinny FP8/FP4 GEMMs stream well below copy speed) and ``t_kernel`` the fixed launch/ramp/tail time. The efficiency ``2mnk / (t x peak)`` therefore
   rises with size and saturates at ``f_gemm``; skinny shapes fall on the memory roof.
 * **Flash attention**: rate ``peak x f_attn x s / (s + s_half)`` (saturating in sequence length).
 * **Memory-bound** elementwise work (norms, activations, optimizer): ``bytes / (bw x f_hbm)``.
@@ -35,7 +37,11 @@ SCENARIOS = ("low", "central", "high")
 QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8", "precision_ratio_fp4",
               "kernel_overhead_s", "hbm_fraction", "attention_fraction_bf16", "attention_seq_half",
               "scaleup_efficiency", "scaleup_latency_s", "scaleout_efficiency", "scaleout_latency_s",
-              "elementwise_traffic_fwd", "elementwise_traffic_bwd", "memory_usable_fraction")
+              "elementwise_traffic_fwd", "elementwise_traffic_bwd", "memory_usable_fraction",
+              "gemm_stream_fraction", "decode_attention_hbm_fraction")
+#: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
+#: streaming and paged decode attention run at the copy rate unless measured otherwise.
+FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,8 @@ class Ceilings:
     elementwise_traffic_fwd: float
     elementwise_traffic_bwd: float
     memory_usable_fraction: float
+    gemm_stream_fraction: float
+    decode_attention_hbm_fraction: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""
@@ -122,6 +130,9 @@ def _ceilings(acc_id: str, scenario: str, data_dir: str) -> Ceilings:
             if r["calibration_run"] and scenario == "central":
                 v = calibration(r["calibration_run"]).get(r["quantity"], v)
             vals[r["quantity"]] = v
+    for q, other in FALLBACKS.items():
+        if q not in vals and other in vals:
+            vals[q] = vals[other]
     missing = [q for q in QUANTITIES if q not in vals]
     if missing:
         raise io.DataError(f"data/efficiency/ceilings.csv: no value for {', '.join(missing)} "
@@ -158,7 +169,7 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     flop = 2.0 * m_pad * n * k * groups
     bytes_ = groups * (operand_bytes * (m * k + k * n) + output_bytes * m * n)
     t_compute = flop / (peak_flop_per_s * ceil.gemm_fraction(precision))
-    t_memory = bytes_ / (hbm_bytes_per_s * ceil.hbm_fraction)
+    t_memory = bytes_ / (hbm_bytes_per_s * ceil.gemm_stream_fraction)
     return np.maximum(t_compute, t_memory) + ceil.kernel_overhead_s
 
 

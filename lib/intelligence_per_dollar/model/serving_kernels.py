@@ -299,11 +299,14 @@ def _attended(ctx: Context, context):
 
 def decode_attention_s(ctx: Context, tp, decode_tokens, context):
     """Decode attention of one layer: each sequence reads its KV cache (``context`` tokens) once,
-    at the achieved HBM rate, or its FLOPs at the flash-attention rate if those bind."""
+    at the paged decode kernels' HBM rate (``decode_attention_hbm_fraction``: the copy rate on the H200
+    family, measured lower for TensorRT-LLM's trtllm-gen kernels on B200), or its FLOPs at the
+    flash-attention rate if those bind."""
     s = ctx.s
     kv_read = decode_tokens * kv_tokens_per_layer(ctx, context) * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp)
     flop = decode_tokens * decode_attention_flops_per_token(ctx, context) / s.layers / tp
-    return np.maximum(kv_read / ctx.hbm_bytes_per_s_achieved, flop / (ctx.bf16_peak * ctx.ceil.attention_fraction()))
+    kv_rate = ctx.acc.hbm_bytes_per_s * ctx.ceil.decode_attention_hbm_fraction
+    return np.maximum(kv_read / kv_rate, flop / (ctx.bf16_peak * ctx.ceil.attention_fraction()))
 
 
 def prefill_attention_s(ctx: Context, tp, prefill_tokens):

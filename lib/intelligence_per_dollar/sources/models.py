@@ -5,19 +5,32 @@ sources layer, so that loaders and model functions share one type; :func:`spec` 
 conversion of a dict into a spec. The catalogue is long format (``model, field, value, source_url,
 date_read, kind, used, note``, read with :func:`io.read_long_catalogue`); its fields are the
 :class:`ModelSpec` fields plus ``total_params_published`` / ``active_params_published``, the totals
-the model's authors state (tests/data/test_catalogue.py checks each spec against them).
+the model's authors state (tests/data/test_catalogue.py checks each spec against them), and an optional
+``hf_repo``, the model's Hugging Face repository.
+
+Names are looked up forgivingly (:func:`resolve`): besides the catalogue id itself, a name matches in
+any case, without an ``org/`` prefix, and without the suffixes Hugging Face repositories add to one
+architecture (``-Instruct``, ``-Chat``, ``-hf``, ``-Base``, ``-FP8``, ``-FP4``, ``-NVFP4``, ``-it``,
+``-pt``, ``-Thinking``, a leading ``Meta-`` and ``-MMDD``/``-YYMM`` date stamps such as ``-0528``,
+``-2507``), compared with the catalogue id and with its ``hf_repo`` treated the same way. So
+``"meta-llama/Llama-3.1-70B-Instruct"`` is Llama-3.1-70B, ``"meta-llama/Llama-4-Scout-17B-16E-Instruct"``
+Llama-4-Scout, ``"DeepSeek-R1-0528"`` DeepSeek-R1. A version is never dropped (``Mistral-7B-v0.1``, with
+another vocabulary, is not the catalogued v0.3), nothing is matched by prefix (``"Llama-3.1"`` is
+refused, naming the three it could be), and a name two models share raises ``ValueError`` listing both
+(an exact catalogue id always denotes itself).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
 from intelligence_per_dollar.sources import checks, io
 
-__all__ = ["ModelSpec", "spec", "names", "get", "provenance", "published", "Published"]
+__all__ = ["ModelSpec", "spec", "names", "resolve", "get", "provenance", "published", "Published"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +134,7 @@ def _validate(s: ModelSpec) -> None:
 
 def spec(model: Mapping | ModelSpec | str) -> ModelSpec:
     """Validate a model description (a dict of the API's keys, a :class:`ModelSpec`, or the name of a
-    catalogued model, :func:`names`).
+    catalogued model, :func:`names`, or a Hugging Face repository id of one, :func:`resolve`).
 
     An unknown name, unknown keys, missing required keys, non-integer or non-positive sizes, ``kv_heads`` not
     dividing ``heads``, ``top_k > experts`` ... raise ``ValueError`` naming the key, its value and
@@ -130,10 +143,11 @@ def spec(model: Mapping | ModelSpec | str) -> ModelSpec:
     if isinstance(model, ModelSpec):
         return model
     if isinstance(model, str):
-        if model not in names():
-            raise ValueError(f"model={model!r} is not a catalogued model; allowed: {', '.join(names())}, "
-                             f"or a dict of {', '.join(_FIELDS)}")
-        return get(model)
+        found, candidates = _find(model)
+        if found is None:
+            raise ValueError(_not_found(f"model={checks.short(model)}", model, candidates,
+                                        "is not a catalogued model", f"or a dict of {', '.join(_FIELDS)}"))
+        return get(found)
     if not isinstance(model, Mapping):
         raise ValueError(f"model={model!r} must be a catalogued name, a dict of {', '.join(_FIELDS)} or a ModelSpec")
     unknown = sorted(set(model) - set(_FIELDS))
@@ -158,6 +172,9 @@ def spec(model: Mapping | ModelSpec | str) -> ModelSpec:
 
 _INT_FIELDS = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab") + _NON_NEGATIVE + _OPTIONAL_POSITIVE
 _PUBLISHED = ("total_params_published", "active_params_published")
+_SPEC_TEXT_FIELDS = ("expert_weight_precision",)
+#: Text fields: the spec's own, and ``hf_repo`` (the Hugging Face repository, an alias for :func:`resolve`).
+_TEXT_FIELDS = _SPEC_TEXT_FIELDS + ("hf_repo",)
 
 
 @dataclass(frozen=True)
@@ -174,7 +191,7 @@ def _spec_of(path, name: str, fields: Mapping[str, list]) -> ModelSpec:
         used = values[0]
         if field in _BOOL_FIELDS:
             kw[field] = io.parse_bool(path, used.row, "value", used.value)
-        elif field in _INT_FIELDS:
+        elif field in _INT_FIELDS or field in _SPEC_TEXT_FIELDS:
             kw[field] = used.value
     try:
         return spec(kw)
@@ -192,12 +209,16 @@ def _is_positive(v: float) -> bool:
 
 
 @functools.lru_cache(maxsize=4)
-def _catalogue(data_dir: str) -> tuple[Mapping, Mapping, Mapping]:
-    """(specs, published totals, provenance) of every model in ``data_dir``/models/models.csv."""
+def _catalogue(data_dir: str) -> tuple[Mapping, Mapping, Mapping, Mapping]:
+    """(specs, published totals, provenance, name index) of every model in ``data_dir``/models/models.csv.
+
+    The name index maps each normalised name (:func:`_name_key` of a model's id and of its ``hf_repo``)
+    to the ids that have it: more than one is an ambiguous name.
+    """
     path = io.data_path("models", "models.csv")
     numeric = {**{f: _is_count for f in _INT_FIELDS}, **{f: _is_positive for f in _PUBLISHED}}
-    raw = io.read_long_catalogue(path, "model", numeric, _BOOL_FIELDS)
-    specs, pub, prov = {}, {}, {}
+    raw = io.read_long_catalogue(path, "model", numeric, _BOOL_FIELDS + _TEXT_FIELDS)
+    specs, pub, prov, index = {}, {}, {}, {}
     for name, fields in raw.items():
         missing = [f for f in _REQUIRED + _PUBLISHED if f not in fields]
         if missing:
@@ -205,11 +226,93 @@ def _catalogue(data_dir: str) -> tuple[Mapping, Mapping, Mapping]:
         specs[name] = _spec_of(path, name, {f: v for f, v in fields.items() if f not in _PUBLISHED})
         pub[name] = Published(*(float(fields[f][0].value) for f in _PUBLISHED))
         prov[name] = {f: v[0] for f, v in fields.items()}
-    return specs, pub, prov
+        aliases = [name] + ([str(fields["hf_repo"][0].value)] if "hf_repo" in fields else [])
+        for key in {_name_key(a) for a in aliases}:
+            index.setdefault(key, []).append(name)
+    return specs, pub, prov, {k: tuple(v) for k, v in index.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Name lookup
+# ---------------------------------------------------------------------------------------------
+
+#: Name parts that Hugging Face repositories add to one architecture (dropped anywhere after the first).
+_DROPPED_PARTS = frozenset({"instruct", "chat", "hf", "base", "fp8", "fp4", "nvfp4", "it", "pt", "thinking"})
+#: Release date stamps (DeepSeek-R1-0528, Qwen3-235B-A22B-Instruct-2507): dropped like the parts above.
+_DATE_PART = re.compile(r"\d{4}")
+_HINT = ("case, an org/ prefix and -Instruct/-Chat/-hf/-Base/-FP8/-FP4/-NVFP4/-it/-pt/-Thinking or date "
+         "suffixes are ignored")
+
+
+def _name_parts(name: str) -> tuple[str, ...]:
+    """``name`` lower-cased, without an ``org/`` prefix, split on ``-`` (``_`` and spaces count as ``-``),
+    without a leading ``meta`` (Meta-Llama-3.1-8B) and without the parts in :data:`_DROPPED_PARTS` or dates."""
+    base = name.strip().lower().rsplit("/", 1)[-1]
+    parts = [p for p in re.split(r"[-_\s]+", base) if p]
+    if len(parts) > 1 and parts[0] == "meta" and parts[1].startswith("llama"):
+        parts = parts[1:]
+    return tuple(parts[:1] + [p for p in parts[1:] if p not in _DROPPED_PARTS and not _DATE_PART.fullmatch(p)])
+
+
+def _name_key(name: str) -> str:
+    return "-".join(_name_parts(name))
+
+
+def _find(name) -> tuple[str | None, tuple[str, ...]]:
+    """(the catalogue id ``name`` denotes or None, the ids it could mean when it denotes none alone).
+
+    An exact id denotes itself. Otherwise the name's key (:func:`_name_key`) must be the key of exactly
+    one model; when several share it they are the candidates (ambiguous), and when none has it the
+    candidates are the models whose key begins with the name's parts or whose parts begin the name's
+    (``Llama-3.1`` -> the three Llama 3.1 sizes), for the error message only: never taken."""
+    specs, _, _, index = _catalogue(str(io.data_dir()))
+    if not isinstance(name, str):
+        return None, ()
+    if name in specs:
+        return name, ()
+    parts = _name_parts(name)
+    hits = index.get("-".join(parts), ())
+    if len(hits) == 1:
+        return hits[0], ()
+    if hits:
+        return None, hits
+    near = []
+    for key, ids in index.items():
+        kp = tuple(key.split("-"))
+        n = min(len(kp), len(parts))
+        if n and kp[:n] == parts[:n]:
+            near.extend(i for i in ids if i not in near)
+    return None, tuple(i for i in specs if i in near)
+
+
+def _not_found(label: str, name, candidates: tuple[str, ...], refusal: str = "is not allowed",
+               extra: str = "") -> str:
+    """The ``ValueError`` text for a name :func:`_find` could not resolve: ``label`` (``model='x'``)
+    ``refusal``, the candidates if any, then the allowed ids (and ``extra`` alternatives)."""
+    allowed = ", ".join(names()) + (f", {extra}" if extra else "")
+    if not isinstance(name, str):
+        return f"{label} {refusal} (a model name is a string); allowed: {allowed}"
+    if candidates and _catalogue(str(io.data_dir()))[3].get(_name_key(name)):
+        return (f"{label} is ambiguous: it names {', '.join(candidates)}; give one of those ids. "
+                f"allowed: {allowed} ({_HINT})")
+    if candidates:
+        return (f"{label} {refusal} (it names no single model: did you mean {' or '.join(candidates)}?); "
+                f"allowed: {allowed} ({_HINT})")
+    return f"{label} {refusal}; allowed: {allowed} ({_HINT})"
+
+
+def resolve(name: str) -> str:
+    """The catalogue id that ``name`` denotes: the id itself, or a Hugging Face repository id or
+    variant of it (see the module docstring). ``ValueError`` lists the allowed ids for an unknown name,
+    and the candidates for an ambiguous or incomplete one (``"Llama-3.1"``, ``"DeepSeek"``)."""
+    found, candidates = _find(name)
+    if found is None:
+        raise ValueError(_not_found(f"parameter model={checks.short(name)}", name, candidates))
+    return found
 
 
 def _lookup(table: Mapping, name: str):
-    return table[checks.choice("parameter model", name, table)]
+    return table[resolve(name)]
 
 
 def names() -> tuple[str, ...]:
@@ -218,7 +321,8 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> ModelSpec:
-    """The :class:`ModelSpec` of a catalogued model (``ValueError`` lists the allowed ids)."""
+    """The :class:`ModelSpec` of a catalogued model, by id or Hugging Face name (:func:`resolve`;
+    ``ValueError`` lists the allowed ids)."""
     return _lookup(_catalogue(str(io.data_dir()))[0], name)
 
 
