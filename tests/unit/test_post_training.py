@@ -86,6 +86,16 @@ def test_vera_rubin_step_is_faster_than_gb200():
     assert v.step_time_s < g.step_time_s
 
 
+@pytest.mark.parametrize("policy", ["GPT-OSS-20B", "Qwen3-30B-A3B", "DeepSeek-V3"])
+def test_faster_hardware_never_generates_rollouts_slower(policy):
+    # H200 -> GB200 -> VR200: every peak, bandwidth and capacity grows, so the rollout stage must not slow
+    # down. It did when the rollout layout was the one with the most tokens/s at full load (attention DP over
+    # 32 GPUs on VR200), whose collectives make the long tail, decoded at a small batch, twice as slow.
+    gen = [pt.rl_step(models.get(policy), a, 128, 128, **inputs(a)).stage_times_s["generation"]
+           for a in ("H200", "GB200", "VR200")]
+    assert gen[0] >= gen[1] >= gen[2] > 0
+
+
 def test_best_split_and_campaign():
     df = pt.best_split(NU, "GB200", 288, fractions=[0.25, 0.5, 0.75], **inputs("GB200"))
     assert df.best.sum() == 1 and (df.cost_usd.dropna() > 0).all()

@@ -218,26 +218,30 @@ class RLStep:
 
 @functools.lru_cache(maxsize=512)
 def _decode_coefficients(spec, accelerator, gpus, precision, isl, osl, efficiency_):
-    """(a, c, M, ranks, t_prefill_per_seq) of the rollout fleet: iteration time a + c b per rank."""
+    """Per valid single-stage rollout layout, arrays (a, c, M, ranks, t_prefill_per_seq): iteration
+    time ``a + c b`` per rank (a line through the step at one sequence per rank and at the most that
+    fit), the most sequences that fit, the attention ranks and the batched prefill time per prompt.
+    :func:`rl_step` picks the layout that finishes the rollouts first: the one that serves the most
+    tokens/s at full load can be a poor one for the long tail (decoded at a small batch, where ``a``
+    binds), e.g. attention DP over 32 GPUs with its collectives."""
     agg = inference._context(spec, accelerator, precision, isl, osl, None, "aggregated", "central")
     c = inference.candidates(agg, gpus, {"pp": 1})       # the rollout model below is single-stage
     ctx = inference._context(spec, accelerator, precision, isl, osl, None, "decode", "central")
     mc = inference.max_concurrency(ctx, c)
-    if mc.max() < 1:
-        raise ValueError(inference._no_fit_message(ctx, gpus, c) + " (rollout fleet)")
     ranks = c["replicas"] * c["dp"]
-    r_full = inference.evaluate(ctx, {**c, "concurrency": np.maximum(mc, ranks)})
-    i = int(np.argmax(np.where(mc >= ranks, r_full["output_tokens_per_s_per_gpu"], -np.inf)))
-    one = {k: v[i:i + 1] for k, v in c.items()}
-    b_full = float(mc[i] / ranks[i])
-    t1 = float(inference.evaluate(ctx, {**one, "concurrency": ranks[i:i + 1]})["step_s"][0])
-    tf = float(inference.evaluate(ctx, {**one, "concurrency": ranks[i:i + 1] * b_full})["step_s"][0])
-    slope = max((tf - t1) / max(b_full - 1.0, 1.0), 0.0)
-    a = max(t1 - slope, 0.0)
+    ok = mc >= ranks
+    if not ok.any():
+        raise ValueError(inference._no_fit_message(ctx, gpus, c) + " (rollout fleet)")
+    c = {k: v[ok] for k, v in c.items()}
+    mc, ranks = mc[ok], ranks[ok]
+    b_full = mc / ranks
+    t1 = inference.evaluate(ctx, {**c, "concurrency": ranks})["step_s"]
+    tf = inference.evaluate(ctx, {**c, "concurrency": ranks * b_full})["step_s"]
+    slope = np.maximum((tf - t1) / np.maximum(b_full - 1.0, 1.0), 0.0)
+    a = np.maximum(t1 - slope, 0.0)
     pctx = inference._context(spec, accelerator, precision, isl, 1, None, "prefill", "central")
-    tp_ = inference.evaluate(pctx, {**one, "concurrency": ranks[i:i + 1] * 8})
-    t_pre = float(tp_["step_s"][0]) / 8.0             # per prompt per rank, batched prefill
-    return a / efficiency_, slope / efficiency_, float(mc[i]), float(ranks[i]), t_pre / efficiency_
+    t_pre = inference.evaluate(pctx, {**c, "concurrency": ranks * 8})["step_s"] / 8.0   # per prompt per rank, batched
+    return a / efficiency_, slope / efficiency_, mc, ranks, t_pre / efficiency_
 
 
 @functools.lru_cache(maxsize=512)
@@ -319,15 +323,18 @@ def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: i
     seq = _trainer_seq_len(trainer_seq_len, input_tokens, mean_eff)
     l_max = float(longest_rollout_tokens(n, output_tokens_mean, output_tokens_sigma, max_output_tokens))
     osl = int(round(mean_eff))
-    a, c, M, ranks, t_pre = _decode_coefficients(s, acc.id, int(rollout_gpus), rollout_precision, int(input_tokens),
-                                                 max(osl, 1), float(rollout_efficiency))
-    # prefill of all prompts (batched, compute-bound), then eq. (1)
-    t_prefill = t_pre * n / ranks
-    waves = max(1.0, n / M)
+    a_all, c_all, m_all, ranks_all, t_pre_all = _decode_coefficients(
+        s, acc.id, int(rollout_gpus), rollout_precision, int(input_tokens), max(osl, 1), float(rollout_efficiency))
+    # prefill of all prompts (batched, compute-bound), then eq. (1), for every layout: the fastest is used
     k = int(async_depth)
     tail = l_max if k == 0 else l_max / (k + 1)
-    fixed_iterations = max(tail, n * mean_eff / M) if waves > 1 else tail
-    t_gen = t_prefill + a * fixed_iterations + c * n * mean_eff / ranks
+    waves_all = np.maximum(1.0, n / m_all)
+    fixed_all = np.where(waves_all > 1, np.maximum(tail, n * mean_eff / m_all), tail)
+    t_gen_all = t_pre_all * n / ranks_all + a_all * fixed_all + c_all * n * mean_eff / ranks_all
+    j = int(np.argmin(t_gen_all))
+    a, c, M, ranks, t_pre = (float(v[j]) for v in (a_all, c_all, m_all, ranks_all, t_pre_all))
+    t_prefill = t_pre * n / ranks
+    t_gen = float(t_gen_all[j])
     # environment: sandboxes work alongside generation; the last reward check is exposed
     t_env_total = n * sandbox_cpu_s / (sandbox_cpus * cpu_speed_factor)
     t_env_tail = min(sandbox_cpu_s / cpu_speed_factor, sandbox_cpu_s)
