@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from intelligence_per_dollar.model import efficiency, inference, peaks
+from intelligence_per_dollar.model import efficiency, inference, peaks, serving_slo
 from intelligence_per_dollar.sources import hardware, runs
 
 __all__ = ["predict", "predict_as_user", "validation_table", "user_table", "validation_summary"]
@@ -60,10 +60,28 @@ def _predict_gemm(case: dict, scenario: str) -> float:
     return max(t, inference._assumed("eager_dispatch_s", scenario))
 
 
+def _predict_under_slo(case: dict, scenario: str) -> tuple[float, inference.Estimate]:
+    """A run held to latency limits (``ttft_limit_s`` / ``tpot_limit_s``): the best point of the frontier that
+    meets them (:func:`serving_slo.best_under_slo`), re-estimated at its concurrency and layout."""
+    kw = dict(kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario, comm_overlap=case["comm_overlap"],
+              implementation=case["implementation"], scheduler=case.get("scheduler") or "physics",
+              max_batch_size=case.get("max_batch_size"), max_num_tokens=case.get("max_num_tokens"))
+    row = serving_slo.best_under_slo(case["model"], case["accelerator"], case["gpus"], case["precision"],
+                                   case["input_tokens"], case["output_tokens"], max_tpot_s=case.get("tpot_limit_s"),
+                                   max_ttft_s=case.get("ttft_limit_s"), parallelism=case["parallelism"] or None, **kw)
+    layout = {k: int(row[k]) for k in inference.PARALLELISM_KEYS}
+    e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
+                           case["output_tokens"], float(row["concurrency"]), layout, **kw)
+    return e.output_tokens_per_s_per_gpu, e
+
+
 def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Estimate | None]:
-    """The model's prediction for one case, in the case's unit."""
+    """The model's prediction for one case, in the case's unit. A run held to latency limits is read at the
+    best point that meets them (:func:`_predict_under_slo`); others at their stated concurrency or max load."""
     if case["unit"] == "gemm_s":
         return _predict_gemm(case, scenario), None
+    if (case.get("ttft_limit_s") or case.get("tpot_limit_s")) and case["unit"] == "output_tokens_per_s_per_gpu":
+        return _predict_under_slo(case, scenario)
     e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
                            case["output_tokens"], case["concurrency"], case["parallelism"] or None,
                            kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
@@ -113,7 +131,8 @@ def user_table(scenario: str = "central") -> pd.DataFrame:
     max-load case (no concurrency stated, output tokens/s) predicted by :func:`predict_as_user`."""
     recs = []
     for case in runs.inference_runs():
-        if case["unit"] != "output_tokens_per_s_per_gpu" or case["mode"] != "aggregated" or case["concurrency"]:
+        if (case["unit"] != "output_tokens_per_s_per_gpu" or case["mode"] != "aggregated" or case["concurrency"]
+                or case.get("ttft_limit_s") or case.get("tpot_limit_s")):
             continue
         rec = {"case": case["id"], "group": case["group"], "model": case["model_name"],
                "accelerator": case["accelerator"], "measured": case["measured"]}
