@@ -22,9 +22,20 @@ def test_korthikanti_table5(table):
     assert k.error.abs().max() <= 0.08
 
 
+#: Groups merged from the held-out sets of data/runs/HELD_OUT.md (predicted before they joined the table).
+HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-unseen", "bloom", "mpt-foundry-fsdp",
+                   "nemo-25x", "automodel-fsdp2", "megatron-bridge-2604", "megatron-bridge-2606", "torchtitan-blackwell")
+
+
 def test_other_dev_cases_median(table):
-    other = table[table.group != "korthikanti-t5"]
+    other = table[(table.group != "korthikanti-t5") & ~table.group.isin(HELD_OUT_GROUPS)]
     assert other.error.abs().median() <= 0.10
+
+
+def test_held_out_cases_median(table):
+    """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2) and 27% (set 4) when merged."""
+    held = table[table.group.isin(HELD_OUT_GROUPS)]
+    assert len(held) == 74 and held.error.abs().median() <= 0.20
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -40,7 +51,10 @@ def test_other_dev_cases_median(table):
     ("nemo", 0.15, 0.20), ("mlperf-v4.0", 0.12, 0.15), ("mtnlg", 0.25, 0.30),
     ("megatron-bridge", 0.13, 1.5), ("deepseek-v3", 0.10, 0.10), ("torchtitan-fsdp2", 0.12, 0.40),
     ("llama3-production", 0.06, 0.06), ("megatron-bridge-unseen", 0.12, 1.0), ("bloom", 0.08, 0.08),
-    ("mpt-foundry-fsdp", 0.12, 0.45), ("nemo-25x", 0.27, 0.45), ("automodel-fsdp2", 0.25, 0.45)])
+    ("mpt-foundry-fsdp", 0.12, 0.45), ("nemo-25x", 0.27, 0.45), ("automodel-fsdp2", 0.25, 0.45),
+    # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
+    # torchtitan's power-limited B200 rows (cap not stated) are the known misses
+    ("megatron-bridge-2604", 0.32, 0.90), ("megatron-bridge-2606", 0.25, 0.95), ("torchtitan-blackwell", 1.4, 1.6)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
