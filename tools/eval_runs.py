@@ -33,8 +33,7 @@ def table(kind: str, path: str, user: bool = False) -> pd.DataFrame:
                 pred, est = validation.predict(case)
                 rec["layout"] = str(dict(est.parallelism))
             elif user:
-                if (case["mode"] != "aggregated" or case["concurrency"] is not None or case.get("ttft_limit_s")
-                        or case.get("tpot_limit_s")):
+                if case["mode"] != "aggregated" or case["concurrency"] is not None or runs.is_latency_limited(case):
                     continue
                 pred = validation_inference.predict_as_user(case)
             else:

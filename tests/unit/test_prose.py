@@ -76,21 +76,26 @@ def test_sensitivity_labels_and_findings():
 
 
 def test_validation_sentence_uses_the_named_targets():
-    f = at.ValidationFindings(0.031, 0.05, 0.088, 43, 0.58, ("a",), pd.DataFrame(
-        {"case": ["c"], "group": ["g"], "error": [1.5], "unit": ["u"]}), {"g": 0.09})
+    f = at.ValidationFindings(korthikanti_mean=0.031, korthikanti_max=0.05, others_median=0.088, others_count=43,
+                              dev_median=0.075, held_out_median=0.133, held_out_count=20, others_within_target=0.58,
+                              good_groups=("a",), worst=pd.DataFrame({"case": ["c"], "group": ["g"], "error": [1.5],
+                                                                      "unit": ["u"]}), group_median={"g": 0.09})
     text = pt.validation(f)
     assert "**3.1%** (target 3%; Calculon 3.65%)" in text and "over 43 cases, 58% of them within 10%" in text
+    assert "**7.5%** on the cases the model was built on and **13.3%** on the 20 runs" in text
     assert "c (g, +150% in u)" in pt.validation_takeaway(f) and "g 9%" in pt.validation_takeaway(f)
 
 
 def test_inference_validation_says_above_or_within_the_target():
-    f = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30)
+    f = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30, "mlperf-x", 1.5)
     assert "13%, within the 15% target" in pp.inference_validation(f)
     assert "~29 us of PyTorch dispatch" in pp.inference_validation(f)
     assert "a median **30%** on the 92 max-load cases, 1 of them by more than 2x" in pp.inference_validation(f)
     assert "30 MLPerf Inference runs" in pp.inference_validation(f)
     assert "Offline (max-load) median is **16%**" in pp.inference_validation(f)
-    assert "off by a median 65%" in pp.inference_validation(f)
+    assert "off by a median 65%" in pp.inference_validation(f) and "the worst mlperf-x at +150%" in pp.inference_validation(f)
+    none = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, float("nan"), float("nan"), 0)
+    assert "MLPerf" not in pp.inference_validation(none) and "nan" not in pp.inference_validation(none)
     above = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.20, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30)
     assert "20%, above the 15% target" in pp.inference_validation(above)
 

@@ -180,3 +180,19 @@ def test_trtllm_bench_limits_split_the_batch_over_pipeline_stages():
     assert sched.finetune_setting(1000.0, 1000, 1000, 2) == sched.finetune_setting(500.0, 1000, 1000)
     with pytest.raises(ValueError, match="pp"):
         sched.finetune_setting(1000.0, 1000, 1000, 0)
+
+
+def test_trtllm_bench_limits_with_attention_dp_and_pipeline_stages():
+    # attention DP: a rank has its pp stages' GPU memory and checkpoint / tp_flag of the weights; the batch
+    # is then split once over the pp micro-batches (heuristics.py calc_engine_setting)
+    h200 = hardware.get("H200")
+    mla = models.spec(dict(layers=61, d_model=7168, heads=128, kv_heads=128, d_ff=18432, vocab=129280, experts=256,
+                           top_k=8, expert_d_ff=2048, shared_experts=1, dense_layers=3, q_lora_rank=1536,
+                           kv_lora_rank=512, qk_rope_head_dim=64))
+    per_token_gib = 61 * 576 / 1024 ** 3
+    for pp in (1, 2, 4):
+        req = (141.0 * pp - 671e9 / 8 / 1024 ** 3) * 0.95 / (per_token_gib * 2048)
+        bs, _ = sched.trtllm_bench_limits(mla, h200, 671e9, 1.0, 1024, 1024, 1, 8, pp)
+        assert bs == sched.finetune_setting(req, 1024, 1024, pp)[0]
+    two = sched.trtllm_bench_limits(mla, h200, 671e9, 1.0, 1024, 1024, 1, 8, 2)[0]
+    assert two > sched.trtllm_bench_limits(mla, h200, 671e9, 1.0, 1024, 1024, 1, 8, 1)[0]   # twice the KV memory

@@ -22,9 +22,7 @@ def test_korthikanti_table5(table):
     assert k.error.abs().max() <= 0.08
 
 
-#: Groups merged from the held-out sets of data/runs/HELD_OUT.md (predicted before they joined the table).
-HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-unseen", "bloom", "mpt-foundry-fsdp",
-                   "nemo-25x", "automodel-fsdp2", "megatron-bridge-2604", "megatron-bridge-2606", "torchtitan-blackwell")
+HELD_OUT_GROUPS = validation.HELD_OUT_GROUPS
 
 
 def test_other_dev_cases_median(table):

@@ -131,6 +131,8 @@ class InferenceFindings:
     mlperf_offline_median_abs: float   # MLPerf Offline (max load), judged blind before they joined the table
     mlperf_server_median_abs: float    # MLPerf Server, read at the best point that meets the p99 limits
     mlperf_cases: int
+    mlperf_offline_worst_case: str = ""      # the Offline case with the largest |error|, and its signed error
+    mlperf_offline_worst_error: float = 0.0
 
 
 def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
@@ -139,6 +141,9 @@ def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
     (:func:`validation_inference.user_table`)."""
     err = vt.error
     ratio = vu.predicted / vu.measured
+    mlperf = vt.group.isin(MLPERF_GROUPS)
+    offline = mlperf & ~vt.latency_limited & err.notna()
+    worst = err[offline].abs().idxmax() if offline.any() else None
     return InferenceFindings(
         dense_hopper_median_abs=float(err[vt.case.str.contains(DENSE_HOPPER_CASES)].abs().median()),
         skinny_bf16_max_abs=float(err[vt.group == SKINNY_BF16_GROUP].abs().max()),
@@ -148,9 +153,11 @@ def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
         fp8_skinny_floor_s=float(vt[vt.group == SKINNY_FP8_GROUP].measured.min()),
         user_median_abs=float(vu.error.abs().median()), user_over_2x=int(((ratio > 2) | (ratio < 0.5)).sum()),
         user_cases=int(vu.error.notna().sum()),
-        mlperf_offline_median_abs=float(err[vt.group.isin(MLPERF_GROUPS) & ~vt.case.str.contains("server")].abs().median()),
-        mlperf_server_median_abs=float(err[vt.group.isin(MLPERF_GROUPS) & vt.case.str.contains("server")].abs().median()),
-        mlperf_cases=int((vt.group.isin(MLPERF_GROUPS) & err.notna()).sum()))
+        mlperf_offline_median_abs=float(err[offline].abs().median()),
+        mlperf_server_median_abs=float(err[mlperf & vt.latency_limited].abs().median()),
+        mlperf_cases=int((mlperf & err.notna()).sum()),
+        mlperf_offline_worst_case=str(vt.case[worst]) if worst is not None else "",
+        mlperf_offline_worst_error=float(err[worst]) if worst is not None else 0.0)
 
 
 # --------------------------------------------------------------------------- 3.2 the RL step

@@ -19,6 +19,7 @@ import pandas as pd
 
 from intelligence_per_dollar.model import architecture, efficiency, peaks
 from intelligence_per_dollar.model import training as tr
+from intelligence_per_dollar.analysis import validation
 from intelligence_per_dollar.sources import hardware, workloads
 
 #: The two sizing regimes: (a) a fixed global batch, (b) a batch that grows with the cluster.
@@ -431,6 +432,9 @@ class ValidationFindings:
     korthikanti_max: float
     others_median: float
     others_count: int
+    dev_median: float               # the cases the model was built on (no held-out group)
+    held_out_median: float          # the runs judged blind before they joined the table (validation.HELD_OUT_GROUPS)
+    held_out_count: int
     others_within_target: float     # fraction of the other cases within TARGET_OTHERS_MEDIAN_ABS_ERROR
     good_groups: tuple[str, ...]
     worst: pd.DataFrame             # case, group, error, unit: the largest |error| first
@@ -443,10 +447,14 @@ def validation_findings(table: pd.DataFrame, summary: pd.DataFrame, worst: int =
     k5 = groups.loc[KORTHIKANTI_GROUP]
     by_group = groups.drop(index="all")
     others = table[table["group"] != KORTHIKANTI_GROUP]["error"].abs()
+    held = table["group"].isin(validation.HELD_OUT_GROUPS)
+    dev = table[(table["group"] != KORTHIKANTI_GROUP) & ~held]["error"].abs()
     order = table["error"].abs().sort_values(ascending=False).index
     return ValidationFindings(
         korthikanti_mean=float(k5["mean"]), korthikanti_max=float(k5["max"]), others_median=float(others.median()),
         others_count=len(others), others_within_target=float((others <= TARGET_OTHERS_MEDIAN_ABS_ERROR).mean()),
+        dev_median=float(dev.median()), held_out_median=float(table.loc[held, "error"].abs().median()),
+        held_out_count=int(held.sum()),
         good_groups=tuple(by_group[by_group["median"] <= GOOD_GROUP_MEDIAN_ABS_ERROR].index),
         worst=table.loc[order].head(worst)[["case", "group", "error", "unit"]],
         group_median={g: float(m) for g, m in by_group["median"].items()})

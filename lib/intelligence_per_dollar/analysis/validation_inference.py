@@ -80,7 +80,7 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Est
     best point that meets them (:func:`_predict_under_slo`); others at their stated concurrency or max load."""
     if case["unit"] == "gemm_s":
         return _predict_gemm(case, scenario), None
-    if (case.get("ttft_limit_s") or case.get("tpot_limit_s")) and case["unit"] == "output_tokens_per_s_per_gpu":
+    if runs.is_latency_limited(case):
         return _predict_under_slo(case, scenario)
     e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
                            case["output_tokens"], case["concurrency"], case["parallelism"] or None,
@@ -95,7 +95,7 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Est
 
 def validation_table(scenario: str = "central") -> pd.DataFrame:
     """case, group, model, accelerator, citation, unit, measured, predicted, error (signed fraction),
-    parallelism, concurrency, refused: one row per case of ``data/runs/inference_runs.csv``. A case
+    parallelism, concurrency, refused, latency_limited (held to TTFT/TPOT limits): one row per case of ``data/runs/inference_runs.csv``. A case
     the model refuses (e.g. weights that fit only with host offload, which is not modelled) keeps
     NaN prediction and error and the reason under ``refused``."""
     recs = []
@@ -106,13 +106,15 @@ def validation_table(scenario: str = "central") -> pd.DataFrame:
             recs.append({"case": case["id"], "group": case["group"], "model": case["model_name"],
                          "accelerator": case["accelerator"], "citation": case["citation"], "unit": case["unit"],
                          "measured": case["measured"], "predicted": float("nan"), "error": float("nan"),
-                         "parallelism": {}, "concurrency": case["concurrency"], "refused": str(exc)})
+                         "parallelism": {}, "concurrency": case["concurrency"], "refused": str(exc),
+                         "latency_limited": runs.is_latency_limited(case)})
             continue
         recs.append({"case": case["id"], "group": case["group"], "model": case["model_name"],
                      "accelerator": case["accelerator"], "citation": case["citation"], "unit": case["unit"],
                      "measured": case["measured"], "predicted": pred, "error": pred / case["measured"] - 1.0,
                      "parallelism": dict(e.parallelism) if e else {},
-                     "concurrency": e.concurrency if e else case["concurrency"], "refused": ""})
+                     "concurrency": e.concurrency if e else case["concurrency"], "refused": "",
+                     "latency_limited": runs.is_latency_limited(case)})
     return pd.DataFrame.from_records(recs)
 
 
@@ -132,7 +134,7 @@ def user_table(scenario: str = "central") -> pd.DataFrame:
     recs = []
     for case in runs.inference_runs():
         if (case["unit"] != "output_tokens_per_s_per_gpu" or case["mode"] != "aggregated" or case["concurrency"]
-                or case.get("ttft_limit_s") or case.get("tpot_limit_s")):
+                or runs.is_latency_limited(case)):
             continue
         rec = {"case": case["id"], "group": case["group"], "model": case["model_name"],
                "accelerator": case["accelerator"], "measured": case["measured"]}

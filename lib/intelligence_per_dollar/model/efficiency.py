@@ -156,7 +156,7 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     """Time of ``groups`` GEMMs of shape ``(m, k) x (k, n)`` run as one (grouped) kernel.
 
     Roofline of compute (``2 m' n k groups / (peak x f_gemm)``) and memory (operands in
-    ``operand_bytes`` per element, output in ``output_bytes``, at ``hbm x f_hbm``), plus one
+    ``operand_bytes`` per element, output in ``output_bytes``, at ``hbm x gemm_stream_fraction``), plus one
     ``t_kernel``. Williams et al. 2009 (roofline); the saturating efficiency is the overhead term.
     ``m_tile``: the tensor cores work on whole tiles of ``m_tile`` rows, so each group's ``m`` is
     padded up to a multiple of it (``m' = ceil(m / m_tile) m_tile``; tile quantization, NVIDIA

@@ -534,8 +534,10 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              output_tokens: int = 1000, concurrency=None, parallelism: Mapping | None = None, *,
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
-             scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None):
-    """The throughput-interactivity frontier.
+             scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
+             envelope: bool = True):
+    """The throughput-interactivity frontier (``envelope=False``: every layout and concurrency that fits,
+    before the Pareto envelope is taken, for filters on other axes such as TTFT, :mod:`serving_slo`).
 
     ``concurrency`` None: every valid layout (or those ``parallelism`` allows) is evaluated at
     ``points`` log-spaced concurrencies from one sequence per attention rank up to the most that
@@ -578,7 +580,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         # the Pareto envelope over layouts and concurrencies (serving_layouts.pareto_mask)
         i, j = np.nonzero(ok)
         keep = layouts.pareto_mask(cols["tokens_per_s_per_user"][i, j], cols["output_tokens_per_s_per_gpu"][i, j])
-        i, j = i[keep], j[keep]
+        i, j = (i[keep], j[keep]) if checks.boolean("envelope", envelope) else (i, j)
         order = np.lexsort((cols["output_tokens_per_s_per_gpu"][i, j], -cols["tokens_per_s_per_user"][i, j]))
         i, j = i[order], j[order]
         df = pd.DataFrame({k: v[i, j] for k, v in cols.items()})

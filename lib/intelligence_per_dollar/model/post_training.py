@@ -218,7 +218,7 @@ class RLStep:
 
 @functools.lru_cache(maxsize=512)
 def _decode_coefficients(spec, accelerator, gpus, precision, isl, osl, efficiency_):
-    """Per valid single-stage rollout layout, arrays (a, c, M, ranks, t_prefill_per_seq): iteration
+    """Per valid single-stage rollout layout, arrays (a, c, M, ranks, t_prefill_per_seq, [tp, dp, ep]): iteration
     time ``a + c b`` per rank (a line through the step at one sequence per rank and at the most that
     fit), the most sequences that fit, the attention ranks and the batched prefill time per prompt.
     :func:`rl_step` picks the layout that finishes the rollouts first: the one that serves the most
@@ -241,7 +241,11 @@ def _decode_coefficients(spec, accelerator, gpus, precision, isl, osl, efficienc
     a = np.maximum(t1 - slope, 0.0)
     pctx = inference._context(spec, accelerator, precision, isl, 1, None, "prefill", "central")
     t_pre = inference.evaluate(pctx, {**c, "concurrency": ranks * 8})["step_s"] / 8.0   # per prompt per rank, batched
-    return a / efficiency_, slope / efficiency_, mc, ranks, t_pre / efficiency_
+    out = (a / efficiency_, slope / efficiency_, mc, ranks, t_pre / efficiency_,
+           np.stack([c["tp"], c["dp"], c["ep"]], axis=1))
+    for v in out:                     # cached: read-only, so no caller can change what the next one gets
+        v.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=512)
@@ -323,7 +327,7 @@ def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: i
     seq = _trainer_seq_len(trainer_seq_len, input_tokens, mean_eff)
     l_max = float(longest_rollout_tokens(n, output_tokens_mean, output_tokens_sigma, max_output_tokens))
     osl = int(round(mean_eff))
-    a_all, c_all, m_all, ranks_all, t_pre_all = _decode_coefficients(
+    a_all, c_all, m_all, ranks_all, t_pre_all, lay_all = _decode_coefficients(
         s, acc.id, int(rollout_gpus), rollout_precision, int(input_tokens), max(osl, 1), float(rollout_efficiency))
     # prefill of all prompts (batched, compute-bound), then eq. (1), for every layout: the fastest is used
     k = int(async_depth)
@@ -372,7 +376,8 @@ def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: i
                   mode="sync" if k == 0 else f"async-{k}",
                   details={"t_rollout_stage_s": t_roll_stage, "t_train_s": t_train, "t_env_total_s": t_env_total,
                            "t_prefill_s": t_prefill, "a_s": a, "c_s": c, "max_concurrency": M,
-                           "mean_output_tokens": mean_eff, "shard_gpus": shard, "t_policy_s": t_policy})
+                           "mean_output_tokens": mean_eff, "shard_gpus": shard, "t_policy_s": t_policy,
+                           **{f"rollout_{k}": float(v) for k, v in zip(("tp", "dp", "ep"), lay_all[j])}})
 
 
 def _min_shard(s, acc, precision, rollout_gpus):

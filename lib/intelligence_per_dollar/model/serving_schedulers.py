@@ -122,8 +122,8 @@ def trtllm_bench_limits(s, acc: hardware.Accelerator, weight_bytes: float, kv_by
 
     ``tensorrt_llm/bench/tuning/heuristics.py`` (``calc_engine_setting``): KV per token in GiB is
     ``layers (kv_lora_rank + rope) b_kv`` for MLA, else ``2 layers max(tp_flag, kv_heads) head_dim
-    b_kv``; with attention DP (``dp > 1``) each rank has one GPU's memory and ``checkpoint / tp_flag``
-    of the weights, else ``tp_flag x pp`` GPUs and the whole checkpoint (``tp_flag`` = trtllm-bench's
+    b_kv``; with attention DP (``dp > 1``) each rank has the memory of its ``pp`` stages' GPUs and
+    ``checkpoint / tp_flag`` of the weights, else ``tp_flag x pp`` GPUs and the whole checkpoint (``tp_flag`` = trtllm-bench's
     ``--tp``, the GPUs of a pipeline stage; ``n_gpus = tp_size x pp_size`` in ``calc_engine_setting``); requests = ``(memory - weights) x 0.95 / (KV per token x
     (ISL + OSL))``, rounded by :func:`finetune_setting`. Chunked prefill is off, so
     ``max_num_tokens`` is raised to ``ISL + max_batch_size`` (tensorrt_llm/bench/benchmark/utils/
@@ -140,7 +140,7 @@ def trtllm_bench_limits(s, acc: hardware.Accelerator, weight_bytes: float, kv_by
         else:
             per_token = 2 * s.layers * max(r, s.kv_heads) * architecture.head_dim(s) * kv_bytes_per_elem
         device_gib = acc.hbm_bytes / 1e9          # nvml total in GiB ~ the marketed GB (H200: 140.4 GiB)
-        memory, engine = ((device_gib, weight_bytes / r / pp / _GIB) if dp > 1
+        memory, engine = ((device_gib * pp, weight_bytes / r / _GIB) if dp > 1
                           else (device_gib * r * pp, weight_bytes / _GIB))
         requests = max(memory - engine, 0.0) * TRTLLM_BENCH_KV_FRACTION / (per_token / _GIB * (isl + osl))
         bs, tok = finetune_setting(requests, isl, osl, pp)

@@ -28,9 +28,16 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     """
     limits = {k: (None if v is None else checks.positive_number(k, v))
               for k, v in (("max_tpot_s", max_tpot_s), ("max_ttft_s", max_ttft_s))}
-    if frontier_kwargs.get("concurrency") is not None:
-        raise ValueError("best_under_slo searches the concurrency itself; allowed: concurrency=None")
-    f = inference.frontier(model, accelerator, gpus, precision, input_tokens, output_tokens, **frontier_kwargs)
+    for k in ("concurrency", "envelope"):
+        if k in frontier_kwargs:
+            raise ValueError(f"{k}={frontier_kwargs[k]!r}: best_under_slo searches every layout and concurrency "
+                             f"itself; allowed: leave {k} out")
+    if frontier_kwargs.get("mode", "aggregated") == "prefill" and limits["max_tpot_s"] is not None:
+        raise ValueError(f"max_tpot_s={max_tpot_s!r} has no meaning for mode='prefill' (one output token); "
+                         f"allowed: None, or mode 'aggregated' / 'decode'")
+    # every (layout, concurrency) point, not the envelope: a point off the envelope may meet a TTFT target
+    f = inference.frontier(model, accelerator, gpus, precision, input_tokens, output_tokens, envelope=False,
+                           **frontier_kwargs)
     ok = np.ones(len(f), bool)
     if limits["max_tpot_s"] is not None:
         ok &= 1.0 / f["tokens_per_s_per_user"].to_numpy() <= limits["max_tpot_s"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from intelligence_per_dollar.sources import io
 
 __all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "inference_runs", "training_runs",
-           "weight_sync_runs"]
+           "weight_sync_runs", "is_latency_limited"]
 
 # ---------------------------------------------------------------------------------------------
 # inference (data/runs/inference_runs.csv)
@@ -83,10 +83,27 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
             "unit": rec["unit"], "note": rec["note"]}
 
 
+def is_latency_limited(case: dict) -> bool:
+    """Whether a serving case was held to latency limits (``ttft_limit_s`` / ``tpot_limit_s``), not run at max load."""
+    return bool(case.get("ttft_limit_s") or case.get("tpot_limit_s"))
+
+
+def _check_latency_limits(path: Path, row: int, case: dict) -> dict:
+    """A latency-limited run is an output-throughput run at a searched load: no stated concurrency or dataset."""
+    if is_latency_limited(case):
+        for col, bad in (("unit", case["unit"] != "output_tokens_per_s_per_gpu"), ("concurrency", case["concurrency"]),
+                         ("requests", case["requests"])):
+            if bad:
+                raise io.DataError(f"{path}, row {row}, column '{col}': '{case[col]}' cannot go with ttft_limit_s / "
+                                   f"tpot_limit_s (a latency-limited run is read at the best load that meets them); "
+                                   f"allowed: unit output_tokens_per_s_per_gpu, concurrency and requests empty")
+    return case
+
+
 @functools.lru_cache(maxsize=4)
 def _inference_runs(data_dir: str, path: str | None) -> tuple[dict, ...]:
     p = Path(path) if path else io.data_path("runs", "inference_runs.csv")
-    return tuple(_inference_case(p, row, rec) for row, rec in io.read_rows(p, _INF_COLUMNS))
+    return tuple(_check_latency_limits(p, row, _inference_case(p, row, rec)) for row, rec in io.read_rows(p, _INF_COLUMNS))
 
 
 def inference_runs(path: str | Path | None = None) -> tuple[dict, ...]:

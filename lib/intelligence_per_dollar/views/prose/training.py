@@ -243,7 +243,9 @@ def validation(f: at.ValidationFindings) -> str:
             f"{at.TARGET_KORTHIKANTI_MEAN_ABS_ERROR:.0%}; Calculon {at.CALCULON_KORTHIKANTI_MEAN_ABS_ERROR:.2%}), max "
             f"{f.korthikanti_max:.1%}. All other cases: median |error| **{f.others_median:.1%}** (target "
             f"{at.TARGET_OTHERS_MEDIAN_ABS_ERROR:.0%}) over {f.others_count} cases, {f.others_within_target:.0%} of "
-            f"them within {at.TARGET_OTHERS_MEDIAN_ABS_ERROR:.0%}.")
+            f"them within {at.TARGET_OTHERS_MEDIAN_ABS_ERROR:.0%}: **{f.dev_median:.1%}** on the cases the model was "
+            f"built on and **{f.held_out_median:.1%}** on the {f.held_out_count} runs it was judged on before they "
+            f"joined the table (`data/runs/HELD_OUT.md`).")
 
 
 def validation_takeaway(f: at.ValidationFindings) -> str:
