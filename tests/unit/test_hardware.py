@@ -214,7 +214,7 @@ def test_measurements_in_si_units():
 @pytest.mark.parametrize("spelling,expected", [
     ("NVIDIA H100 SXM5 80GB", "H100-SXM"), ("h200-sxm", "H200"), ("H200 141GB", "H200"),
     ("A100-SXM4-80GB", "A100-80GB"), ("GB200 NVL72", "GB200"), ("HGX H100", "H100-SXM"),
-    ("Vera Rubin NVL72", "VR200"), ("gb300", "GB300"),
+    ("Vera Rubin NVL72", "VR200"), ("gb300", "GB300"), ("H200 141 GB", "H200"), ("B200 (180GB)", "B200"),
 ])
 def test_accelerator_lookup_accepts_common_spellings(spelling, expected):
     assert hardware.get(spelling).id == expected

@@ -196,7 +196,7 @@ _NOISE_WORDS = re.compile(r"nvidia|sxm\d?|\d+gb|hbm\d?e?")
 
 def _canonical(name: str) -> str:
     """``name`` without case, separators and :data:`_NOISE_WORDS`: "NVIDIA H100 SXM5 80GB" -> "h100"."""
-    words = re.split(r"[\s_\-/]+", name.lower())
+    words = re.split(r"[\s_\-/()]+", re.sub(r"(\d+)\s*gb\b", r"\1gb", name.lower()))
     return "".join(re.sub(r"[^a-z0-9]", "", w) for w in words if not _NOISE_WORDS.fullmatch(w))
 
 

@@ -17,7 +17,8 @@ architecture (``-Instruct``, ``-Chat``, ``-hf``, ``-Base``, ``-FP8``, ``-FP4``, 
 Llama-4-Scout, ``"DeepSeek-R1-0528"`` DeepSeek-R1. A version is never dropped (``Mistral-7B-v0.1``, with
 another vocabulary, is not the catalogued v0.3), nothing is matched by prefix (``"Llama-3.1"`` is
 refused, naming the three it could be), and a name two models share raises ``ValueError`` listing both
-(an exact catalogue id always denotes itself).
+(an exact catalogue id always denotes itself). A precision in the name (``-FP8``, ``-NVFP4``) names a checkpoint
+of the same architecture and is not carried over: the serving and training functions take ``precision`` apart.
 """
 
 from __future__ import annotations
