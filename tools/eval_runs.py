@@ -33,7 +33,7 @@ def table(kind: str, path: str, user: bool = False) -> pd.DataFrame:
                 pred, est = validation.predict(case)
                 rec["layout"] = str(dict(est.parallelism))
             elif user:
-                if case["mode"] != "aggregated" or case["concurrency"] is not None or runs.is_latency_limited(case):
+                if not validation_inference.is_max_load(case):
                     continue
                 pred = validation_inference.predict_as_user(case)
             else:

@@ -35,7 +35,7 @@ import pandas as pd
 from intelligence_per_dollar.model import efficiency, inference, peaks, serving_slo
 from intelligence_per_dollar.sources import hardware, runs
 
-__all__ = ["predict", "predict_as_user", "validation_table", "user_table", "validation_summary"]
+__all__ = ["predict", "predict_as_user", "is_max_load", "validation_table", "user_table", "validation_summary"]
 
 
 def _predict_gemm(case: dict, scenario: str) -> float:
@@ -60,12 +60,26 @@ def _predict_gemm(case: dict, scenario: str) -> float:
     return max(t, inference._assumed("eager_dispatch_s", scenario))
 
 
+def _engine_kwargs(case: dict, scenario: str) -> dict:
+    """The keyword arguments of :func:`inference.estimate` / ``frontier`` a case states (KV precision, mode,
+    overlap, implementation, scheduler and its limits)."""
+    return dict(kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
+                comm_overlap=case["comm_overlap"], implementation=case["implementation"],
+                scheduler=case.get("scheduler") or "physics", max_batch_size=case.get("max_batch_size"),
+                max_num_tokens=case.get("max_num_tokens"))
+
+
+def is_max_load(case: dict) -> bool:
+    """Whether a case is an aggregated max-load throughput run (no stated concurrency, no latency limits):
+    the cases :func:`predict_as_user` reads."""
+    return (case["unit"] == "output_tokens_per_s_per_gpu" and case["mode"] == "aggregated"
+            and not case["concurrency"] and not runs.is_latency_limited(case))
+
+
 def _predict_under_slo(case: dict, scenario: str) -> tuple[float, inference.Estimate]:
     """A run held to latency limits (``ttft_limit_s`` / ``tpot_limit_s``): the best point of the frontier that
     meets them (:func:`serving_slo.best_under_slo`), re-estimated at its concurrency and layout."""
-    kw = dict(kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario, comm_overlap=case["comm_overlap"],
-              implementation=case["implementation"], scheduler=case.get("scheduler") or "physics",
-              max_batch_size=case.get("max_batch_size"), max_num_tokens=case.get("max_num_tokens"))
+    kw = _engine_kwargs(case, scenario)
     row = serving_slo.best_under_slo(case["model"], case["accelerator"], case["gpus"], case["precision"],
                                    case["input_tokens"], case["output_tokens"], max_tpot_s=case.get("tpot_limit_s"),
                                    max_ttft_s=case.get("ttft_limit_s"), parallelism=case["parallelism"] or None, **kw)
@@ -84,10 +98,7 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Est
         return _predict_under_slo(case, scenario)
     e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
                            case["output_tokens"], case["concurrency"], case["parallelism"] or None,
-                           kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
-                           comm_overlap=case["comm_overlap"], implementation=case["implementation"],
-                           scheduler=case.get("scheduler") or "physics", requests=case.get("requests"),
-                           max_batch_size=case.get("max_batch_size"), max_num_tokens=case.get("max_num_tokens"))
+                           requests=case.get("requests"), **_engine_kwargs(case, scenario))
     if case["unit"] == "input_tokens_per_s_per_gpu":
         return e.input_tokens_per_s_per_gpu, e
     return e.output_tokens_per_s_per_gpu, e
@@ -95,8 +106,8 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Est
 
 def validation_table(scenario: str = "central") -> pd.DataFrame:
     """case, group, model, accelerator, citation, unit, measured, predicted, error (signed fraction),
-    parallelism, concurrency, refused, latency_limited (held to TTFT/TPOT limits): one row per case of ``data/runs/inference_runs.csv``. A case
-    the model refuses (e.g. weights that fit only with host offload, which is not modelled) keeps
+    parallelism, concurrency, refused, latency_limited (held to TTFT/TPOT limits): one row per case of
+    ``data/runs/inference_runs.csv``. A case the model refuses (e.g. weights that fit only with host offload, which is not modelled) keeps
     NaN prediction and error and the reason under ``refused``."""
     recs = []
     for case in runs.inference_runs():
@@ -133,8 +144,7 @@ def user_table(scenario: str = "central") -> pd.DataFrame:
     max-load case (no concurrency stated, output tokens/s) predicted by :func:`predict_as_user`."""
     recs = []
     for case in runs.inference_runs():
-        if (case["unit"] != "output_tokens_per_s_per_gpu" or case["mode"] != "aggregated" or case["concurrency"]
-                or runs.is_latency_limited(case)):
+        if not is_max_load(case):
             continue
         rec = {"case": case["id"], "group": case["group"], "model": case["model_name"],
                "accelerator": case["accelerator"], "measured": case["measured"]}

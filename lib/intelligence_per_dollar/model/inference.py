@@ -551,6 +551,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
                           (max_batch_size, max_num_tokens))
+    checks.boolean("envelope", envelope)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:
         raise ValueError(_no_fit_message(ctx, gpus, c))
@@ -580,7 +581,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         # the Pareto envelope over layouts and concurrencies (serving_layouts.pareto_mask)
         i, j = np.nonzero(ok)
         keep = layouts.pareto_mask(cols["tokens_per_s_per_user"][i, j], cols["output_tokens_per_s_per_gpu"][i, j])
-        i, j = (i[keep], j[keep]) if checks.boolean("envelope", envelope) else (i, j)
+        i, j = (i[keep], j[keep]) if envelope else (i, j)
         order = np.lexsort((cols["output_tokens_per_s_per_gpu"][i, j], -cols["tokens_per_s_per_user"][i, j]))
         i, j = i[order], j[order]
         df = pd.DataFrame({k: v[i, j] for k, v in cols.items()})

@@ -334,10 +334,10 @@ def rl_step(model: models.ModelSpec | Mapping, accelerator: str, rollout_gpus: i
     tail = l_max if k == 0 else l_max / (k + 1)
     waves_all = np.maximum(1.0, n / m_all)
     fixed_all = np.where(waves_all > 1, np.maximum(tail, n * mean_eff / m_all), tail)
-    t_gen_all = t_pre_all * n / ranks_all + a_all * fixed_all + c_all * n * mean_eff / ranks_all
+    t_prefill_all = t_pre_all * n / ranks_all
+    t_gen_all = t_prefill_all + a_all * fixed_all + c_all * n * mean_eff / ranks_all
     j = int(np.argmin(t_gen_all))
-    a, c, M, ranks, t_pre = (float(v[j]) for v in (a_all, c_all, m_all, ranks_all, t_pre_all))
-    t_prefill = t_pre * n / ranks
+    a, c, M, t_prefill = (float(v[j]) for v in (a_all, c_all, m_all, t_prefill_all))
     t_gen = float(t_gen_all[j])
     # environment: sandboxes work alongside generation; the last reward check is exposed
     t_env_total = n * sandbox_cpu_s / (sandbox_cpus * cpu_speed_factor)
