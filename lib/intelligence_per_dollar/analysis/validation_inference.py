@@ -107,8 +107,8 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Est
 def validation_table(scenario: str = "central") -> pd.DataFrame:
     """case, group, model, accelerator, citation, unit, measured, predicted, error (signed fraction),
     parallelism, concurrency, refused, latency_limited (held to TTFT/TPOT limits): one row per case of
-    ``data/runs/inference_runs.csv``. A case the model refuses (e.g. weights that fit only with host offload, which is not modelled) keeps
-    NaN prediction and error and the reason under ``refused``."""
+    ``data/runs/inference_runs.csv``. A case the model refuses (weights or KV cache that do not fit, even with the
+    host offload :mod:`serving_offload` allows) keeps NaN prediction and error and the reason under ``refused``."""
     recs = []
     for case in runs.inference_runs():
         try:

@@ -41,30 +41,17 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
   about ``10 d + 3 d_ff / tp`` BF16 values per token and layer (each norm reads and writes ``d``,
   residual adds read ``2d`` and write ``d``, the activation reads ``2 d_ff`` and writes ``d_ff``),
   plus a floor per kernel.
-* **the per-kernel floor.** Every dependent kernel of a step costs at least ``kernel_floor_s``
-  (~2.8 us on H200 under CUDA-graph replay: launch, one short wave, tail and the wait on the
-  previous kernel; a graph of 1,000 dependent one-element adds replays at 1.0 us each, real norms,
-  copies and reductions take 2-3 us). Non-GEMM kernels are counted per layer by architecture and
-  implementation: a fused serving engine (``implementation="engine"``) launches
-  ``other_kernels_per_layer`` (8) per layer plus ``moe_kernels_per_layer`` (12: routing top-k in
-  FP32, expert-map sort, permute, activation, quantisation, grouped-GEMM setup, finalize) per MoE
-  layer; the unfused PyTorch reference measured on our H200 (``implementation="pytorch"``) launches
-  12 and 12 + 23 (counted in a kernel profile, ``tools/profile_moe_decode.py``). The floor was
-  calibrated on the dense Llama-8B-shape decode at batch 1 and checked, not fitted, on the MoE decode.
-* **grouped (MoE) GEMMs** (``grouped_gemm_s``) are pointer-array kernels (CUTLASS
-  ``KernelPtrArrayTmaWarpSpecialized*``, as in ``torch._grouped_mm`` and TensorRT-LLM's MoE GEMM):
-  every touched expert is a new group (TMA-descriptor switch, pipeline fill) whose weight panels
-  stream through short K loops, so the weight stream runs at ``grouped_gemm_hbm_efficiency``
-  (0.7) of the dense-GEMM rate, and each launch pays ``grouped_gemm_launch_s`` (~10 us: a setup
-  kernel with one thread per expert, a device-side scan of all E group shapes, prologue and tail)
-  even when only 8 of 128 experts are touched. Empty groups cost no tiles; a touched expert's rows
-  are padded to whole tiles (``moe_tile_rows``). Measured on our H200: 2 calls per layer take
-  47/194/379/410/408 us at batch 1/8/32/128/512 against 18/115/250/286/286 us of touched-expert
-  bytes; the model gives 46/185/377/428/428.
-* **the top-k combine.** Engines gather-reduce the ``k`` expert outputs of each token (TensorRT-LLM
-  ``finalizeMoeRouting``) at HBM speed (in the elementwise bytes, ``2 k d`` per token); the PyTorch
-  reference scatter-adds them with BF16 atomics (``index_add_``), ~15x slower than streaming the
-  same bytes (``scatter_add_rate``, 137 G values/s measured).
+* **the per-kernel floor.** Every dependent kernel costs at least ``kernel_floor_s`` (~2.8 us on H200 under
+  CUDA-graph replay); non-GEMM kernels are counted per layer by implementation (``engine``: 8, plus 12 per MoE
+  layer; the unfused ``pytorch`` reference measured on our H200: 12 and 12 + 23). Calibrated on the dense
+  Llama-8B-shape decode at batch 1 and checked, not fitted, on the MoE decode.
+* **grouped (MoE) GEMMs** (:func:`serving_kernels.grouped_gemm_s`): pointer-array kernels whose weight stream runs
+  at ``grouped_gemm_hbm_efficiency`` (0.7) of the dense rate, with a fixed ``grouped_gemm_launch_s`` (~10 us) per
+  launch (measured on our H200: 47/194/379/410/408 us per layer at batch 1/8/32/128/512, modelled 46/185/377/428/
+  428). Near the ridge point (a few hundred rows per expert) compute and stream combine as a 2-norm rather than the
+  max (``grouped_gemm_overlap_norm``, fitted to DeepGEMM's published H800 grouped GEMMs: 47% of peak at 256 rows
+  per expert where the max roofline says 62%).
+* **the top-k combine**: a gather-reduce at HBM speed (engines) or BF16 atomics (``scatter_add_rate``, PyTorch).
 * collectives: two tensor-parallel all-reduces per layer (Shoeybi et al. 2019, Megatron-LM), and
   for expert parallelism a dispatch and a combine all-to-all per MoE layer (DeepEP / Rajbhandari
   et al. 2022, DeepSpeed-MoE); across NVLink domains a token crosses the NIC once per distinct
@@ -75,20 +62,16 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
 (``data/assumptions/inference.csv``), overlapped with the GPU: an iteration takes ``max(GPU, host)``, which
 binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 sequences on one B200).
 
-**Finite benchmarks** (``requests``): a run of that many requests queued at once, ramp, batch and drain
-(:mod:`serving_benchmarks`). Validation: :mod:`intelligence_per_dollar.analysis.validation_inference`.
+**Finite benchmarks** (``requests``): ramp, batch and drain of that many queued requests (:mod:`serving_benchmarks`).
 
-**Pipeline parallelism** (``pp``): stages of whole layers, ``pp`` micro-batches in flight; an iteration is the
-slowest stage's plus its send, per-user speed ``1 / (pp t_stage)``, TTFT a pass through all (:mod:`serving_pipeline`).
+**Pipeline parallelism** (``pp``): stages of whole layers, ``pp`` micro-batches in flight (:mod:`serving_pipeline`).
+**Host offload** (``weight_offload``): part of the layer weights streamed from host memory (:mod:`serving_offload`).
 
-**Capacity.** Weights per GPU (dense weights split by tensor parallelism and replicated across
-attention data-parallel ranks, experts split across the whole replica), the KV cache of every
-sequence at its *full* length ``ISL + OSL`` (a request is admitted only if it can finish: TensorRT-
-LLM's GUARANTEED_NO_EVICT, vLLM's block reservation) and a small activation workspace must fit in
-``hbm x memory_usable_fraction``. KV bytes per token come from :func:`architecture.kv_cache_bytes_per_token`
-(GQA: ``2 kv_heads head_dim layers``; MLA: ``(kv_lora_rank + rope) layers``); GQA shards its KV
-heads across TP ranks (replicating when ``tp > kv_heads``), MLA's latent is replicated across TP
-ranks, which is why MLA models serve with attention data parallelism.
+**Capacity.** Weights per GPU (dense weights split by TP and replicated across attention-DP ranks, experts split
+across the replica), the KV cache of every sequence at its *full* length ``ISL + OSL`` (TensorRT-LLM's
+GUARANTEED_NO_EVICT, vLLM's block reservation) and an activation workspace must fit in ``hbm x
+memory_usable_fraction``. KV bytes per token: :func:`architecture.kv_cache_bytes_per_token`; GQA shards its KV
+heads across TP ranks, MLA's latent is replicated across them (why MLA models serve with attention DP).
 
 **Outputs.** Per-user speed ``1 / t_iteration``; output tokens/s per GPU ``concurrency / (t_iteration x
 gpus)``; TTFT is one iteration carrying a whole prompt next to the decode batch (no queueing); $/Mtok =
@@ -108,6 +91,7 @@ import pandas as pd
 from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
 from intelligence_per_dollar.model import serving_benchmarks as bench
 from intelligence_per_dollar.model import serving_kernels as kern, serving_layouts as layouts, serving_pipeline as pipe
+from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, candidates
 from intelligence_per_dollar.sources import assumptions, checks, hardware, models
@@ -204,7 +188,8 @@ def _param_totals(s: models.ModelSpec) -> dict[str, float]:
 
 
 def _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
-             comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None)) -> kern.Context:
+             comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None),
+             weight_offload=False) -> kern.Context:
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
@@ -235,7 +220,8 @@ def _context(model, accelerator, precision, input_tokens, output_tokens, kv_prec
         expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
         kv_block_tokens=_assumed("kv_block_tokens", scenario),
         prefill_chunk_tokens=np.inf if bench else _assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
-        max_batch_size=max_bs, max_num_tokens=max_tok)
+        max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
+        host_link_efficiency=_assumed("host_link_efficiency", scenario))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,10 +298,11 @@ def _gemm_attribution_s(ctx: kern.Context, parts, t_dense, t_head):
     return out
 
 
-def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host, pp=1.0):
+def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host, pp=1.0, t_floor=0.0):
     """Expected iteration when prompts arrive whole (or in ``prefill_chunk_tokens`` pieces) and the
     busiest attention rank paces it (:mod:`serving_schedulers`): returns (step, GPU step, parts,
-    dense layer, head), each the mean over how many pieces the busiest rank carries."""
+    dense layer, head), each the mean over how many pieces the busiest rank carries. ``t_floor``: the
+    least GPU time of an iteration (the host-link stream of offloaded weights)."""
     piece = min(float(ctx.isl), ctx.prefill_chunk_tokens)
     lam = pre / piece
     many = lam > sched.MANY_PIECES                     # many pieces per iteration: the mean is exact enough
@@ -329,6 +316,7 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
         p = np.where(many, float(j == 0), p)
         moe = np.where(ranks > 1, (busiest + (dp - 1) * pre) / dp, busiest)
         g, d, pr, h = _gpu_step_s(ctx, tp, dp, ep, b, dec, busiest + 0 * pre, context, moe, pp)
+        g = np.maximum(g, t_floor)                     # offloaded weights stream in no faster (serving_offload)
         acc[0], acc[1], acc[3], acc[4] = acc[0] + p * np.maximum(g, t_host), acc[1] + p * g, acc[3] + p * d, acc[4] + p * h
         acc[2] = {k: acc[2].get(k, 0.0) + p * v for k, v in pr.items()}
     return tuple(acc)
@@ -344,21 +332,26 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     s = ctx.s
     tp, dp, ep, rep, conc = (np.asarray(c[k], float) for k in ("tp", "dp", "ep", "replicas", "concurrency"))
     pp = np.asarray(c.get("pp", 1.0), float)              # pipeline stages (serving_pipeline)
+    off = np.asarray(c.get("offload", 0.0), float)        # share of layer weights in host memory (serving_offload)
     r = tp * dp                                           # GPUs per pipeline stage (the replica: r x pp)
+    t_stream = offl.stream_s(ctx, tp, r, pp, off, ctx.host_link_efficiency)
     b = conc / (rep * dp * pp)                            # sequences per attention rank and micro-batch
     dec, pre, context = _token_mix(ctx, b)
     # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
     t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
     if ctx.mode == "aggregated":
-        t_step, t_gpu, parts, t_dense, t_head = _aggregated_step(ctx, tp, dp, ep, b, dec, pre, context, t_host, pp)
+        t_step, t_gpu, parts, t_dense, t_head = _aggregated_step(ctx, tp, dp, ep, b, dec, pre, context, t_host, pp,
+                                                                 t_stream)
     else:
         t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context, pp=pp)
+        t_gpu = np.maximum(t_gpu, t_stream)
         t_step = np.maximum(t_gpu, t_host)
     # TTFT: one iteration that carries a whole prompt next to the decode batch, through every stage
     ttft_pre = np.maximum(pre, ctx.isl) if ctx.mode != "prefill" else pre
     t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context, pp=pp, through=True)[0]
-    t_ttft = np.maximum(t_ttft_gpu, t_host)
+    t_ttft = np.maximum(np.maximum(t_ttft_gpu, pp * t_stream), t_host)
     w, kv, work = pipe.memory_bytes(ctx, tp, r, b, dec, pre, pp)
+    w = w + offl.staged_weight_bytes(ctx, tp, r, pp, off)
     mem = w + kv + work
     usable = ctx.acc.hbm_bytes * ctx.ceil.memory_usable_fraction
     tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
@@ -368,7 +361,8 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
             "tokens_per_s_per_user": np.where(ctx.mode == "prefill", ctx.isl, 1.0) / (pp * t_step),
             "memory_per_gpu_bytes": mem, "weights_bytes": w + 0 * mem,
             "kv_cache_bytes": kv + 0 * mem, "workspace_bytes": work + 0 * mem, "usable_bytes": usable,
-            "fits": mem <= usable, "sequences_per_rank": b,
+            "fits": (mem <= usable) & offl.host_fits(ctx, tp, r, pp, off), "sequences_per_rank": b,
+            "offload": off + 0 * mem, "stream_s": t_stream + 0 * mem,
             "gemm_s": _gemm_attribution_s(ctx, parts, t_dense, t_head),
             "attention_s": L * parts["attention"], "comm_s": L * parts["comm"], "other_s": L * parts["other"]}
 
@@ -390,6 +384,8 @@ def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray], steady: bool
     b = np.floor((m0["usable_bytes"] - m0["memory_per_gpu_bytes"]) / slope)
     seqs, tokens = sched.limits(ctx, base["tp"], base["dp"], base.get("pp", 1.0))
     b = np.minimum(b, seqs)                                              # the scheduler's max_batch_size
+    b = np.where(offl.host_fits(ctx, base["tp"], base["tp"] * base["dp"], base.get("pp", 1.0),
+                                base.get("offload", 0.0)), b, 0.0)      # offloaded weights fit in host memory
     if ctx.mode == "aggregated" and steady:      # a steady state carries b (1 + ISL/OSL) tokens per iteration
         b = np.minimum(b, np.floor(tokens / (1.0 + ctx.isl / ctx.osl)))
     return np.maximum(b, 0.0) * ranks
@@ -416,6 +412,7 @@ class Estimate:
     output_tokens: int
     mode: str
     power_w_per_gpu: float
+    weight_offload_fraction: float = 0.0    # share of the layer weights streamed from host memory (serving_offload)
 
     @property
     def input_tokens_per_s_per_gpu(self) -> float:
@@ -435,12 +432,12 @@ class Estimate:
 
 
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
-           comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None)):
+           comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None), weight_offload=False):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
     checks.choice("scenario", scenario, efficiency.SCENARIOS)
     checks.boolean("comm_overlap", comm_overlap)
     ctx = _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
-                   implementation, scheduler, limits)
+                   implementation, scheduler, limits, weight_offload)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
     fixed = layouts.check_parallelism(ctx, gpus, parallelism or {})
@@ -448,7 +445,7 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
     if len(c["tp"]) == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed}: tp must divide heads={ctx.s.heads} "
                          f"and fit in the NVLink domain ({ctx.domain}), tp x dp x pp must divide gpus")
-    return gpus, ctx, c
+    return gpus, ctx, offl.with_offload(ctx, c, lambda cand: max_concurrency(ctx, cand).max() >= 1)
 
 
 def _no_fit_message(ctx, gpus, c):
@@ -456,15 +453,18 @@ def _no_fit_message(ctx, gpus, c):
     mc = max_concurrency(ctx, c)
     ranks = c["replicas"] * c["dp"] * c["pp"]
     m0 = evaluate(ctx, {**c, "concurrency": 0.0 * ranks})
-    j = int(np.argmin(m0["weights_bytes"]))
+    host_ok = offl.host_fits(ctx, c["tp"], c["tp"] * c["dp"], c["pp"], c["offload"])
+    in_hbm = np.where(host_ok, m0["weights_bytes"], np.inf)             # offloads the host cannot hold are out
+    j = int(np.argmin(in_hbm))
     usable, hbm = float(m0["usable_bytes"]) / 1e9, ctx.acc.hbm_bytes / 1e9
     if mc.max() >= 1:
         return (f"the KV cache does not fit: at most {int(mc.max())} sequences of {ctx.isl}+{ctx.osl} tokens fit on "
                 f"{gpus} {ctx.acc.id} GPUs ({ctx.kv_bytes_per_token / 1e3:.1f} kB of KV cache per token)")
-    if m0["weights_bytes"][j] > m0["usable_bytes"]:
+    if in_hbm[j] > m0["usable_bytes"]:
+        j = int(np.argmin(m0["weights_bytes"] + np.where(c["offload"] > 0, np.inf, 0.0)))
         return (f"the weights do not fit: the smallest configuration needs {m0['weights_bytes'][j] / 1e9:.1f} GB of "
                 f"weights per GPU before any KV cache, but {ctx.acc.id} has {hbm:.0f} GB of HBM "
-                f"({usable:.0f} GB usable) on {gpus} GPUs")
+                f"({usable:.0f} GB usable) on {gpus} GPUs" + offl.no_fit_hint(ctx.acc, ctx.weight_offload))
     m1 = evaluate(ctx, {**c, "concurrency": ranks})
     k = int(np.argmin(m1["memory_per_gpu_bytes"]))
     return (f"the KV cache does not fit: the weights fit ({m1['weights_bytes'][k] / 1e9:.1f} GB per GPU) but one "
@@ -478,7 +478,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, implementation: str = "engine", scheduler: str = "physics",
              requests: int | None = None, max_batch_size: int | None = None,
-             max_num_tokens: int | None = None) -> Estimate:
+             max_num_tokens: int | None = None, weight_offload: bool | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
@@ -488,11 +488,13 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     impossible parallelism, weights or KV cache that do not fit. ``requests`` (trtllm-bench): tokens/s per GPU
     of a finite run (:func:`serving_benchmarks.output_tokens_per_s_per_gpu`); other fields: the steady state.
     ``max_batch_size`` (sequences per attention rank) / ``max_num_tokens`` (per iteration): the engine's
-    scheduler limits when set (None: :func:`serving_schedulers.limits`' defaults).
+    scheduler limits when set (None: :func:`serving_schedulers.limits`' defaults). ``weight_offload``: keep part
+    of the layer weights in host memory and stream them in each iteration (:mod:`serving_offload`; None: only when
+    nothing fits otherwise and the host link is NVLink-C2C; True: searched on any host link; False: never).
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
-                          (max_batch_size, max_num_tokens))
+                          (max_batch_size, max_num_tokens), weight_offload)
     requests = bench.check_requests(requests, ctx)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
@@ -520,14 +522,14 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         time_breakdown_s={k: pick[k + "_s"] for k in ("gemm", "attention", "comm", "other")},
         parallelism=par, concurrency=float(np.broadcast_to(conc, c["tp"].shape)[i]), max_concurrency=float(mc[i]),
         gpus=gpus, accelerator=ctx.acc.id, precision=precision, input_tokens=ctx.isl, output_tokens=ctx.osl,
-        mode=mode, power_w_per_gpu=ctx.acc.power_w)
+        mode=mode, power_w_per_gpu=ctx.acc.power_w, weight_offload_fraction=pick["offload"])
 
 
 #: Most concurrencies :func:`frontier` spreads by itself (``points``).
 MAX_POINTS = 1024
 
 FRONTIER_COLUMNS = ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "ttft_s",
-                    "memory_per_gpu_bytes", "step_time_s", "fits", "tp", "dp", "ep", "pp", "replicas")
+                    "memory_per_gpu_bytes", "step_time_s", "fits", "tp", "dp", "ep", "pp", "replicas", "offload")
 
 
 def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
@@ -535,7 +537,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
              scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
-             envelope: bool = True):
+             envelope: bool = True, weight_offload: bool | None = None):
     """The throughput-interactivity frontier (``envelope=False``: every layout and concurrency that fits,
     before the Pareto envelope is taken, for filters on other axes such as TTFT, :mod:`serving_slo`).
 
@@ -546,11 +548,12 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     GPU by another, rows run from the most interactive to the highest throughput, each with the
     layout that reaches it (``tp``, ``dp``, ``ep``, ``pp``, ``replicas``). ``concurrency`` an array: one
     row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
-    and NaN metrics. Columns: :data:`FRONTIER_COLUMNS`. ``max_batch_size``, ``max_num_tokens``: as in :func:`estimate`.
+    and NaN metrics. Columns: :data:`FRONTIER_COLUMNS` (``offload``: the share of the layer weights streamed from
+    host memory). ``max_batch_size``, ``max_num_tokens``, ``weight_offload``: as in :func:`estimate`.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
-                          (max_batch_size, max_num_tokens))
+                          (max_batch_size, max_num_tokens), weight_offload)
     checks.boolean("envelope", envelope)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:
@@ -575,7 +578,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     cols = {"concurrency": grid["concurrency"], "output_tokens_per_s_per_gpu": r["output_tokens_per_s_per_gpu"],
             "tokens_per_s_per_user": r["tokens_per_s_per_user"], "ttft_s": r["ttft_s"],
             "memory_per_gpu_bytes": r["memory_per_gpu_bytes"], "step_time_s": r["step_s"],
-            **{k: grid[k] for k in ("tp", "dp", "ep", "pp", "replicas")}}
+            **{k: grid[k] for k in ("tp", "dp", "ep", "pp", "replicas", "offload")}}
     cols = {k: np.broadcast_to(v, (n, m)).astype(float) for k, v in cols.items()}
     if concurrency is None:
         # the Pareto envelope over layouts and concurrencies (serving_layouts.pareto_mask)

@@ -84,6 +84,8 @@ class Context:
     scheduler: str = "physics"         # serving_schedulers.SCHEDULERS
     max_batch_size: int | None = None  # the engine's max running sequences per rank, if set (None: its default)
     max_num_tokens: int | None = None  # the engine's max tokens per iteration, if set (None: its default)
+    weight_offload: bool | None = False   # serving_offload: None auto, True search, False never
+    host_link_efficiency: float = 1.0  # achieved host-to-GPU copy rate over the link's rate
 
     @property
     def expert_bytes(self) -> float:
@@ -220,8 +222,10 @@ def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False):
 
 def grouped_gemm_s(ctx: Context, m, n, k, groups):
     """One pointer-array grouped (MoE) GEMM launch: the dense roofline with the weight stream at
-    ``grouped_gemm_hbm_efficiency`` of the dense-GEMM rate, plus a fixed ``grouped_gemm_launch_s``
-    (setup kernel, scan of the group shapes, prologue, tail) instead of the dense ``kernel_overhead_s``.
+    ``grouped_gemm_hbm_efficiency`` of the dense-GEMM rate, compute and stream combined as the
+    ``grouped_gemm_overlap_norm`` p-norm rather than the max (DeepGEMM's H800 grouped GEMMs,
+    :func:`efficiency.gemm_time_s`), plus a fixed ``grouped_gemm_launch_s`` (setup kernel, scan of the
+    group shapes, prologue, tail) instead of the dense ``kernel_overhead_s``.
 
     Experts a checkpoint stores in a precision the tensor cores cannot multiply (MXFP4 on Hopper)
     run weight-only: dequantised in the kernel's main loop and multiplied with BF16 activations
@@ -231,7 +235,8 @@ def grouped_gemm_s(ctx: Context, m, n, k, groups):
     t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak,
                                hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
                                ceil=ctx.ceil, precision=run, operand_bytes=ctx.expert_bytes,
-                               output_bytes=ACTIVATION_BYTES, groups=groups)
+                               output_bytes=ACTIVATION_BYTES, groups=groups,
+                               overlap_norm=ctx.ceil.grouped_gemm_overlap_norm)
     return t - ctx.ceil.kernel_overhead_s + ctx.grouped_gemm_launch_s
 
 

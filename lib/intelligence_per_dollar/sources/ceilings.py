@@ -11,7 +11,7 @@ import functools
 
 from intelligence_per_dollar.sources import io
 
-__all__ = ["rows"]
+__all__ = ["rows", "grouped_gemm_h800"]
 
 _COLUMNS = ("accelerator", "quantity", "low", "central", "high", "calibration_run", "source_url", "date_read",
             "kind", "note")
@@ -41,3 +41,28 @@ def rows(quantities: tuple[str, ...]) -> tuple[dict, ...]:
     Each row: accelerator, quantity, low, central, high, calibration_run, provenance.
     """
     return _rows(str(io.data_dir()), tuple(quantities))
+
+
+_GROUPED_COLUMNS = ("layout", "groups", "m_per_group", "n", "k", "tflop_per_s", "source_url", "date_read", "kind")
+_GROUPED_LAYOUTS = ("contiguous", "masked")
+
+
+@functools.lru_cache(maxsize=4)
+def _grouped(data_dir: str) -> tuple[dict, ...]:
+    path = io.data_path("efficiency", "grouped_gemm_h800.csv")
+    out = []
+    for row, rec in io.read_rows(path, _GROUPED_COLUMNS):
+        io.check_provenance(path, row, rec)
+        if rec["layout"] not in _GROUPED_LAYOUTS:
+            raise io.DataError(f"{path}, row {row}, column 'layout': unknown '{rec['layout']}'; "
+                               f"allowed: {', '.join(_GROUPED_LAYOUTS)}")
+        vals = {c: io.parse_float(path, row, c, rec[c], positive=True, allow_zero=False)
+                for c in ("groups", "m_per_group", "n", "k", "tflop_per_s")}
+        out.append({"layout": rec["layout"], **vals})
+    return tuple(out)
+
+
+def grouped_gemm_h800() -> tuple[dict, ...]:
+    """DeepGEMM's published grouped FP8 GEMMs on H800 (``data/efficiency/grouped_gemm_h800.csv``): layout,
+    groups, m_per_group, n, k, tflop_per_s per kernel; the measurements behind ``grouped_gemm_overlap_norm``."""
+    return _grouped(str(io.data_dir()))

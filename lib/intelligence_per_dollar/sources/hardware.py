@@ -15,6 +15,9 @@ Conventions (SI throughout):
   summed, as NVIDIA quotes it; collectives use the one-way half
   (:attr:`Accelerator.scaleup_bytes_per_s_one_way`).
 * ``scaleout_bytes_per_s`` is one direction of the GPU's scale-out NIC.
+* ``host_link`` / ``host_link_bytes_per_s``: the CPU-GPU link (PCIe or NVLink-C2C) and its rate in one
+  direction (host to GPU); ``host_memory_bytes``: the host memory per GPU (the server's or superchip's CPU
+  memory over its GPUs). Used to serve with weights offloaded to host memory (``model.serving_offload``).
 """
 
 from __future__ import annotations
@@ -57,8 +60,9 @@ _ACC_NUMERIC = {
     "hbm_bytes": _pos, "hbm_bytes_per_s": _pos, "scaleup_bytes_per_s_bidirectional": _pos,
     "scaleup_domain_gpus": lambda v: v >= 1 and v == int(v), "scaleout_bytes_per_s": _pos,
     "power_w": _pos, "year": lambda v: 2000 <= v <= 2100, "sm_count": lambda v: v >= 1,
+    "host_link_bytes_per_s": _pos, "host_memory_bytes": _pos,
 }
-_ACC_TEXT = ("headline_precision", "headline_counts", "memory_type", "scaleup_link")
+_ACC_TEXT = ("headline_precision", "headline_counts", "memory_type", "scaleup_link", "host_link")
 _ACC_REQUIRED = ("hbm_bytes", "hbm_bytes_per_s", "scaleup_domain_gpus", "power_w", "year")
 
 _SYS_NUMERIC = {
@@ -94,6 +98,9 @@ class Accelerator:
     memory_type: str | None = None
     scaleup_link: str | None = None
     sm_count: int | None = None
+    host_link: str | None = None
+    host_link_bytes_per_s: float | None = None
+    host_memory_bytes: float | None = None
     provenance: Mapping[str, io.Provenance] = field(default_factory=dict, repr=False, compare=False)
     alternatives: Mapping[str, tuple[io.SourcedValue, ...]] = field(default_factory=dict, repr=False,
                                                                      compare=False)

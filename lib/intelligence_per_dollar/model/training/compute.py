@@ -32,20 +32,23 @@ FA2_OVER_VENDOR = 1.0 / 1.75
 FA2_NATIVE_UNTIL_YEAR = 2021
 
 
-def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1):
+def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1, overlap_norm=float("inf")):
     """A transformer-layer GEMM at the training precision; under FP4 the recipe's share of layers
     kept out of FP4 (``Stack.fp4_kept_layer_fraction``) runs in ``Stack.fp4_kept_precision``
-    (BF16 or FP8), so the time is the mix of both."""
+    (BF16 or FP8), so the time is the mix of both. ``overlap_norm``: as in :func:`efficiency.gemm_time_s`
+    (grouped expert GEMMs pass ``grouped_gemm_overlap_norm``)."""
     t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
-                               output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+                               output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile,
+                               overlap_norm=overlap_norm)
     f = ctx.stack.fp4_kept_layer_fraction if ctx.precision == "fp4" else 0.0
     if f:
         kept = ctx.stack.fp4_kept_precision
         peak = ctx.bf16_peak if kept == "bf16" else peaks.dense_flop_per_s(ctx.acc, kept)
         t_kept = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                         ceil=ctx.ceil, precision=kept, operand_bytes=hardware.BYTES_PER_ELEMENT[kept],
-                                        output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile)
+                                        output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile,
+                                        overlap_norm=overlap_norm)
         t = (1.0 - f) * t + f * t_kept
     return t
 
@@ -80,15 +83,17 @@ def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M)
     TEGroupedMLP), the shared experts split over TP, and the router (BF16). Expert tensor
     parallelism is 1, so the tokens of the whole TP x CP group reach the EP rank: tokens per local
     expert = T/tp x ep x top_k / experts (balanced), times the busiest rank's load factor; each
-    expert's rows are padded to ``m_tile`` rows (the tile height). 0 for a dense model."""
+    expert's rows are padded to ``m_tile`` rows (the tile height); compute and weight stream combine
+    as the ``grouped_gemm_overlap_norm`` p-norm (DeepGEMM's grouped GEMMs). 0 for a dense model."""
     s, T, tp, ep = ctx.s, lay.tokens, lay.tp, lay.ep
     if not architecture.moe_layers(s):
         return 0.0
     d, gated = s.d_model, _gated(s)
     local_experts = s.experts / ep
     te = T / tp * ep * s.top_k / s.experts * ctx.stack.moe_load_factor
-    t = (gemm_s(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts, m_tile)
-         + gemm_s(ctx, te, d, s.expert_d_ff, local_experts, m_tile))
+    p = ctx.ceil.grouped_gemm_overlap_norm        # grouped kernels: compute and stream overlap less
+    t = (gemm_s(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts, m_tile, p)
+         + gemm_s(ctx, te, d, s.expert_d_ff, local_experts, m_tile, p))
     t_router = gemm_bf16_s(ctx, T / tp, s.experts, d)  # gating logits (BF16/FP32, never FP8)
     if s.shared_experts:
         fs = s.shared_experts * s.expert_d_ff

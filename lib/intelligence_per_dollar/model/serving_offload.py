@@ -1,0 +1,114 @@
+"""Serving with part of the weights in host (CPU) memory, streamed to the GPU every iteration.
+
+A model whose weights do not fit in HBM can still be served if a share ``f`` of each layer's
+weights lives in host memory and is copied in just before the layer runs, layer by layer, while
+the previous layer computes (a two-slot staging buffer in HBM). This is what SGLang does on GB200
+prefill instances ("expert weights offloaded to Grace memory and prefetched over NVLink-C2C",
+LMSYS blog 2025-09-25, GB200 NVL72 part II), and what ``vllm --cpu-offload-gb`` and
+DeepSpeed-Inference ZeRO-Inference do over PCIe (Aminabadi et al. 2022, "DeepSpeed-Inference",
+SC'22, section V: weights streamed from CPU memory, prefetch overlapped with compute).
+
+Per GPU and iteration, with ``W`` the layer weights a GPU holds (:func:`layer_weight_bytes`):
+
+* **memory**: ``(1 - f) W`` stay in HBM, plus the staging buffer of two layers' offloaded share
+  (``2 f W / L_stage``: one being used, one being filled); ``f W`` must fit in the GPU's share of
+  host memory (``host_memory_bytes``).
+* **time**: every iteration reads every layer once, so ``f W`` crosses the host link,
+  ``t_stream = f W / (host_link_bytes_per_s x host_link_efficiency)``. Prefetch overlaps it with
+  compute layer by layer; the layers are alike, so the iteration takes ``max(t_gpu, t_stream)``
+  (:func:`iteration_floor_s`). Prefill of long prompts hides the stream (compute per byte of
+  weight is ``2 x tokens`` FLOPs); decode does not (it reads each weight once per token anyway, now
+  over a link 10-100x slower than HBM).
+
+**When** (``weight_offload``): ``None`` (default) offloads only if nothing fits without it *and* the
+host link is NVLink-C2C (Grace-Hopper/Blackwell/Vera superchips, hundreds of GB/s: where
+deployments do it); ``True`` searches offload shares on any host link (PCIe too), even when the
+weights fit (freeing HBM for KV cache can pay on prefill); ``False`` never offloads. The share is
+searched over :data:`FRACTIONS` with the layouts, and reported (``offload`` column / field).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.model import serving_pipeline as pipe
+from intelligence_per_dollar.sources import checks, hardware
+
+__all__ = ["FRACTIONS", "COHERENT_LINKS", "check_option", "can_offload", "with_offload", "no_fit_hint",
+           "layer_weight_bytes", "staged_weight_bytes", "stream_s", "host_fits"]
+
+#: Shares of the layer weights a GPU may keep in host memory (searched with the layouts).
+FRACTIONS = (0.125, 0.25, 0.5, 0.75, 1.0)
+#: Host links fast and coherent enough that ``weight_offload=None`` considers offload.
+COHERENT_LINKS = ("NVLink-C2C",)
+
+
+def check_option(weight_offload) -> bool | None:
+    """``weight_offload`` validated: None (auto), True or False."""
+    if weight_offload is None or isinstance(weight_offload, (bool, np.bool_)):
+        return None if weight_offload is None else bool(weight_offload)
+    raise ValueError(f"weight_offload={checks.short(weight_offload)} is not allowed; allowed: None (offload only "
+                     f"when nothing fits and the host link is NVLink-C2C), True or False")
+
+
+def can_offload(acc: hardware.Accelerator, weight_offload: bool | None) -> bool:
+    """Whether the search may offload on ``acc``: an explicit ``True`` needs any host link in the catalogue;
+    ``None`` a coherent one (:data:`COHERENT_LINKS`)."""
+    if weight_offload is False or not acc.host_link_bytes_per_s:
+        return False
+    return weight_offload is True or acc.host_link in COHERENT_LINKS
+
+
+def with_offload(ctx: kern.Context, c: dict, fits_without) -> dict:
+    """The serving candidates ``c`` with their ``offload`` share: 0 everywhere, crossed with :data:`FRACTIONS`
+    where the search may offload -- always for ``weight_offload=True``; for ``None`` only when
+    ``fits_without(c)`` says no candidate fits without it."""
+    c = {**c, "offload": np.zeros_like(c["tp"])}
+    if not can_offload(ctx.acc, ctx.weight_offload) or (ctx.weight_offload is None and fits_without(c)):
+        return c
+    shares = ((0.0,) if ctx.weight_offload else ()) + FRACTIONS
+    out = {k: np.tile(v, len(shares)) for k, v in c.items()}
+    out["offload"] = np.repeat(np.asarray(shares, float), len(c["tp"]))
+    return out
+
+
+def no_fit_hint(acc: hardware.Accelerator, weight_offload: bool | None) -> str:
+    """What to add to a "weights do not fit" refusal: how to offload, or that even offload did not fit."""
+    if can_offload(acc, weight_offload):
+        return "; nor with part of the layer weights offloaded to host memory (host memory per GPU too small)"
+    if weight_offload is not False and acc.host_link_bytes_per_s:
+        return (f"; weight_offload=True streams part of the weights from host memory over its {acc.host_link} link "
+                f"({acc.host_link_bytes_per_s / 1e9:.0f} GB/s per direction)")
+    return ""
+
+
+def layer_weight_bytes(ctx: kern.Context, tp, r, pp):
+    """Bytes of transformer-layer weights one GPU of the fullest stage holds (embedding and LM head
+    excluded: they stay in HBM): dense weights split by TP, experts over the stage's ``r`` GPUs."""
+    P = ctx.params
+    return (P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes) \
+        * pipe.stage_fraction(ctx.s.layers, pp)
+
+
+def staged_weight_bytes(ctx: kern.Context, tp, r, pp, offload):
+    """HBM bytes the offload changes on one GPU: ``-f W`` for the share kept in host memory plus the
+    two-layer staging buffer ``2 f W / L_stage`` (0 without offload)."""
+    f = np.asarray(offload, float)
+    w = layer_weight_bytes(ctx, tp, r, pp)
+    layers_on_stage = np.ceil(ctx.s.layers / np.asarray(pp, float))
+    return -f * w + 2.0 * f * w / layers_on_stage
+
+
+def stream_s(ctx: kern.Context, tp, r, pp, offload, efficiency: float):
+    """Seconds to copy one iteration's offloaded weights over the host link (0 without offload)."""
+    f = np.asarray(offload, float)
+    bw = (ctx.acc.host_link_bytes_per_s or np.inf) * efficiency
+    return f * layer_weight_bytes(ctx, tp, r, pp) / bw
+
+
+def host_fits(ctx: kern.Context, tp, r, pp, offload):
+    """Whether the offloaded share fits in the GPU's share of host memory (True where the catalogue
+    has no figure)."""
+    cap = ctx.acc.host_memory_bytes
+    return np.asarray(offload, float) * layer_weight_bytes(ctx, tp, r, pp) <= (cap if cap else np.inf)

@@ -1,0 +1,81 @@
+"""Serving with weights offloaded to host memory (model.serving_offload, ``weight_offload``)."""
+
+import numpy as np
+import pytest
+
+from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_offload as offl
+from intelligence_per_dollar.sources import hardware
+
+DSV3_PREFILL = ("DeepSeek-V3", "GB200", 2, "fp4", 2000, 1)
+
+
+def test_grace_prefill_that_does_not_fit_is_served_with_offload():
+    """SGLang's 2-GPU GB200 prefill instance of DeepSeek-V3 (NVFP4 MoE) only fits with weights in Grace memory:
+    without offload the model refuses it, by default (NVLink-C2C host link) it offloads and the HBM holds less
+    than the weights."""
+    with pytest.raises(ValueError, match="the weights do not fit"):
+        inf.estimate(*DSV3_PREFILL, mode="prefill", weight_offload=False)
+    e = inf.estimate(*DSV3_PREFILL, mode="prefill")
+    assert 0 < e.weight_offload_fraction <= 1 and e.input_tokens_per_s_per_gpu > 0
+    assert e.memory_per_gpu_bytes <= hardware.get("GB200").hbm_bytes
+    assert e.memory_breakdown_bytes["weights"] < 150e9   # DeepSeek-V3 in NVFP4 is ~380 GB: ~190 GB per GPU
+
+
+def test_offload_is_bit_identical_when_the_weights_fit():
+    """The default offloads nothing when a layout fits: same numbers as weight_offload=False."""
+    for args in (("Llama-3.1-70B", "H200", 8, "fp8", 1000, 1000), ("DeepSeek-V3", "GB200", 8, "fp4", 1000, 1000)):
+        a, b = inf.estimate(*args), inf.estimate(*args, weight_offload=False)
+        assert a == b and a.weight_offload_fraction == 0.0
+
+
+def test_decode_with_offload_is_paced_by_the_host_link():
+    """Decode re-reads every weight per token: with offload on a PCIe host the iteration is at least the offloaded
+    bytes over the link (PCIe, 10-100x slower than HBM), and asking for it is explicit there."""
+    args = ("Llama-3.1-405B", "H200", 2, "fp8", 1000, 1000)
+    with pytest.raises(ValueError, match=r"weight_offload=True streams part of the weights"):
+        inf.estimate(*args)
+    e = inf.estimate(*args, weight_offload=True)
+    acc = hardware.get("H200")
+    assert 0 < e.weight_offload_fraction
+    weights_per_gpu = 0.97 * 405e9 * 1.0 / 2       # FP8 layer weights of one TP rank (embedding aside)
+    link = acc.host_link_bytes_per_s
+    assert e.step_time_s >= 0.9 * e.weight_offload_fraction * weights_per_gpu / link
+    assert e.tokens_per_s_per_user < 10            # slow, as offloaded decode is
+
+
+def test_explicit_offload_never_beats_the_same_layout_without_it_in_decode():
+    """Offload only adds a stream and frees HBM; at the same concurrency and layout it never makes an iteration
+    faster."""
+    args = ("Llama-3.1-70B", "H200", 8, "fp8", 1000, 1000)
+    f0 = inf.frontier(*args, concurrency=[64, 256], parallelism={"tp": 8}, weight_offload=False)
+    f1 = inf.frontier(*args, concurrency=[64, 256], parallelism={"tp": 8}, weight_offload=True)
+    assert (f1["step_time_s"].to_numpy() >= f0["step_time_s"].to_numpy() - 1e-12).all()
+    assert "offload" in f1.columns and (f1["offload"] >= 0).all()
+
+
+def test_offloaded_bytes_must_fit_in_host_memory(data_copy):
+    """The share kept in host memory must fit in the GPU's share of it: with 1 GB of host memory per GB200 the
+    2-GPU DeepSeek-V3 prefill is refused again, naming the host memory."""
+    path = data_copy / "hardware" / "accelerators.csv"
+    lines = path.read_text().splitlines()
+    i = next(n for n, line in enumerate(lines) if line.startswith("GB200,host_memory_bytes,"))
+    parts = lines[i].split(",")
+    parts[2] = "1e9"
+    lines[i] = ",".join(parts)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="host memory per GPU too small"):
+        inf.estimate(*DSV3_PREFILL, mode="prefill")
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, 0.5])
+def test_bad_weight_offload_is_refused(bad):
+    with pytest.raises(ValueError, match=r"weight_offload=.* is not allowed; allowed: None"):
+        inf.estimate("Llama-3.1-8B", "H200", 1, weight_offload=bad)
+
+
+def test_can_offload_rules():
+    gb200, h200 = hardware.get("GB200"), hardware.get("H200")
+    assert offl.can_offload(gb200, None) and offl.can_offload(gb200, True) and not offl.can_offload(gb200, False)
+    assert not offl.can_offload(h200, None) and offl.can_offload(h200, True)
+    assert np.all(np.diff(offl.FRACTIONS) > 0) and offl.FRACTIONS[-1] == 1.0
