@@ -8,12 +8,14 @@ signed error ``predicted / measured - 1``; :func:`validation_summary` gives the 
 
 **Validation notes.** Our own H200 measurements (dense decode and prefill, grouped GEMMs, whole MoE
 decode steps at batch 1-512 that run 1.7-4.5x slower than their byte roofline) are within a few
-per cent (MoE decode median 2%, max 9%; the grouped-GEMM constants come from a kernel profile of
+per cent (MoE decode median 4%, max 10%; the grouped-GEMM constants come from a kernel profile of
 the same run, so that group checks the decomposition, while the kernel floor was set on the dense
-step only). Over all cases the median |error| is ~13.5%. **Known gaps**: MoE serving at max load
+step only). Over all 181 cases the median |error| is ~11% (grouped expert GEMMs near their ridge point take
+DeepGEMM's published efficiency, ``grouped_gemm_overlap_norm``; the two SGLang GB200 prefill instances that ran
+with expert weights in Grace memory are predicted with host offload, :mod:`serving_offload`). **Known gaps**: MoE serving at max load
 (TensorRT-LLM Qwen3-235B, DeepSeek-R1, SGLang large-EP decode) is still over-predicted by up to
-~2x at short ISL/OSL (median 45% for Qwen3-235B and DeepSeek-R1, 20% for Qwen3-30B) and Blackwell
-FP4 dense Llama-70B by 20-45%; the error shrinks as ISL or OSL grows. At max load the step is
+~2x at short ISL/OSL (+33-64% at 1000/1000 for Qwen3-235B on Blackwell and DeepSeek-R1 on H200; group
+medians 11-14%) and Blackwell FP4 dense Llama-70B by 20-26%; the error shrinks as ISL or OSL grows. At max load the step is
 compute- and attention-bound, where the kernel floor and the weight-stream efficiency matter
 little. Not modelled and could explain the rest: attention-DP imbalance of whole-prompt prefill (no
 chunked prefill in trtllm-bench), the compute efficiency of grouped GEMMs with ragged groups
