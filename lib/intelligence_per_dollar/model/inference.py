@@ -374,20 +374,19 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
 def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray], steady: bool = True) -> np.ndarray:
     """Largest concurrency (sequences over all GPUs) whose weights, KV cache and workspace fit (memory is
     affine in the sequences per rank ``b``: evaluated at b = 0 and 1) and that the scheduler admits
-    (:func:`serving_schedulers.limits`: sequences per rank; ``steady`` and aggregated: ``b (1 + ISL/OSL)``
-    tokens per iteration, Eq. 1)."""
+    (:func:`serving_schedulers.limits`: sequences per rank and tokens per iteration: ``b (1 + ISL/OSL)`` in an
+    aggregated steady state, Eq. 1; ``b ISL`` in prefill, at least one prompt) and offloaded weights fit the host."""
     base = {k: np.asarray(v, float) for k, v in c.items()}
-    ranks = base["replicas"] * base["dp"] * base.get("pp", 1.0)      # micro-batch slots: b sequences each
+    tp, pp = base["tp"], base.get("pp", 1.0)
+    ranks = base["replicas"] * base["dp"] * pp                          # micro-batch slots: b sequences each
     m0 = evaluate(ctx, {**base, "concurrency": 0.0 * ranks})
     m1 = evaluate(ctx, {**base, "concurrency": ranks})
     slope = m1["memory_per_gpu_bytes"] - m0["memory_per_gpu_bytes"]
     b = np.floor((m0["usable_bytes"] - m0["memory_per_gpu_bytes"]) / slope)
-    seqs, tokens = sched.limits(ctx, base["tp"], base["dp"], base.get("pp", 1.0))
-    b = np.minimum(b, seqs)                                              # the scheduler's max_batch_size
-    b = np.where(offl.host_fits(ctx, base["tp"], base["tp"] * base["dp"], base.get("pp", 1.0),
-                                base.get("offload", 0.0)), b, 0.0)      # offloaded weights fit in host memory
-    if ctx.mode == "aggregated" and steady:      # a steady state carries b (1 + ISL/OSL) tokens per iteration
-        b = np.minimum(b, np.floor(tokens / (1.0 + ctx.isl / ctx.osl)))
+    seqs, tokens = sched.limits(ctx, tp, base["dp"], pp)
+    b = np.where(offl.host_fits(ctx, tp, tp * base["dp"], pp, base.get("offload", 0.0)), np.minimum(b, seqs), 0.0)
+    per_seq = {"prefill": ctx.isl, "aggregated": 1.0 + ctx.isl / ctx.osl if steady else 0.0}.get(ctx.mode, 0.0)
+    b = np.minimum(b, np.maximum(np.floor(tokens / per_seq), 1.0)) if per_seq else b
     return np.maximum(b, 0.0) * ranks
 
 
