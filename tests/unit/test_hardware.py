@@ -225,3 +225,28 @@ def test_accelerator_lookup_refuses_other_parts_with_the_known_ids(spelling):
     # another form factor or memory size is another part: never silently the SXM catalogue part
     with pytest.raises(ValueError, match="H100-SXM"):
         hardware.get(spelling)
+
+
+def test_device_memory_is_the_drivers_total_a_little_above_the_datasheet():
+    """nvidia-smi totals (device_memory_bytes) sit 6-8% above the datasheet GB (the datasheets' "80 GB" is 80 GiB
+    less the driver's reservation); capacity models read memory_capacity_bytes, which falls back to hbm_bytes."""
+    from dataclasses import replace
+    for acc_id in ("A100-80GB", "H100-SXM", "H200", "B200", "GB200", "B300", "GB300"):
+        a = hardware.get(acc_id)
+        assert a.device_memory_bytes and 1.05 < a.device_memory_bytes / a.hbm_bytes < 1.09, acc_id
+        assert a.memory_capacity_bytes == a.device_memory_bytes
+        assert replace(a, device_memory_bytes=None).memory_capacity_bytes == a.hbm_bytes
+    assert hardware.get("VR200").memory_capacity_bytes == hardware.get("VR200").hbm_bytes   # no driver figure yet
+
+
+def test_serving_capacity_uses_the_device_memory():
+    """Llama-3.3-70B in FP8 on one H100 (TensorRT-LLM v0.20 ran it at 742 tok/s/GPU): with the datasheet 80 GB
+    its 72.7 GB of weights do not even fit; with the driver's 85.5 GB they do, with room for KV cache."""
+    from dataclasses import replace
+    from intelligence_per_dollar.model import inference
+    h100 = hardware.get("H100-SXM")
+    args = ("Llama-3.3-70B", 1, "fp8", 1000, 1000)
+    with pytest.raises(ValueError, match="the weights do not fit"):
+        inference.estimate(args[0], replace(h100, device_memory_bytes=None), *args[1:], weight_offload=False)
+    dev = inference.estimate(args[0], h100, *args[1:])
+    assert dev.max_concurrency >= 8 and dev.weight_offload_fraction == 0.0

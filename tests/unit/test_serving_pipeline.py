@@ -24,19 +24,20 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: ``inference.estimate`` computed by the code before pipeline parallelism existed (commit c77e963). The two
 #: B200 rows were re-pinned when Blackwell took its measured ceilings (GEMM weight streaming, decode attention,
 #: FP4 ratio: data/efficiency/ceilings.csv), and the three MoE rows when grouped GEMMs took the
-#: ``grouped_gemm_overlap_norm`` p-norm (DeepGEMM's H800 table); until then they agreed with c77e963 bit for bit
-#: (memory and max concurrency still do: the norm changes only time).
+#: ``grouped_gemm_overlap_norm`` p-norm (DeepGEMM's H800 table), and all five when capacity became the driver's device
+#: memory x ``serving_memory_fraction`` (data/hardware/accelerators.csv device_memory_bytes); until then they agreed
+#: with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
-     (3108.3392694009553, 17.761938682291174, 0.1598084754174837, 130957287424.0, 1400.0)),
+     (3118.588875072589, 16.500470238479306, 0.16235614352711056, 135597176832.0, 1512.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
-     (388.8088998217267, 97.20222495543167, 0.03949015952074422, 10567544448.0, 3128.0)),
+     (388.8088998217267, 97.20222495543167, 0.03949015952074422, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (11193.124533794467, 31.618995858176465, 0.09712884512864614, 167005775488.0, 2832.0)),
+     (11270.983587632432, 30.711126941777746, 0.09806714014530812, 172903384192.0, 2936.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
-     (3046.7847706966195, 6.118041708226144, 0.22686422981009746, 131098830848.0, 7968.0)),
+     (3064.9314848243034, 5.782889594008119, 0.23234645354318265, 135663183872.0, 8480.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
-     (1192.0710223702183, 38.250985945090925, 0.05712785466753715, 60794288064.0, 12128.0)),
+     (1192.0710223702183, 38.250985945090925, 0.05712785466753715, 60794288064.0, 12760.0)),
 ]
 
 

@@ -31,9 +31,9 @@ def test_other_dev_cases_median(table):
 
 
 def test_held_out_cases_median(table):
-    """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2) and 27% (set 4) when merged."""
+    """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2), 27% (set 4) and 11% (set 5) when merged."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 74 and held.error.abs().median() <= 0.20
+    assert len(held) == 101 and held.error.abs().median() <= 0.15
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -47,12 +47,16 @@ def test_held_out_cases_median(table):
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.10, 0.15), ("megatron-t2", 0.12, 0.16), ("h200-measured", 0.06, 0.10),
     ("nemo", 0.15, 0.20), ("mlperf-v4.0", 0.12, 0.15), ("mtnlg", 0.25, 0.30),
-    ("megatron-bridge", 0.13, 1.5), ("deepseek-v3", 0.10, 0.10), ("torchtitan-fsdp2", 0.12, 0.40),
+    ("megatron-bridge", 0.13, 1.6), ("deepseek-v3", 0.10, 0.10), ("torchtitan-fsdp2", 0.12, 0.40),
     ("llama3-production", 0.06, 0.06), ("megatron-bridge-unseen", 0.12, 1.0), ("bloom", 0.08, 0.08),
     ("mpt-foundry-fsdp", 0.12, 0.45), ("nemo-25x", 0.27, 0.45), ("automodel-fsdp2", 0.25, 0.45),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
     # torchtitan's power-limited B200 rows (cap not stated) are the known misses
-    ("megatron-bridge-2604", 0.32, 0.90), ("megatron-bridge-2606", 0.25, 0.95), ("torchtitan-blackwell", 1.4, 1.6)])
+    ("megatron-bridge-2604", 0.32, 0.90), ("megatron-bridge-2606", 0.25, 0.95), ("torchtitan-blackwell", 1.4, 1.6),
+    # set 5, merged at the error it had when first predicted (blind): MPT-30B at 8k on 8 H100 is the worst (+49%)
+    ("heldout5-dgxc", 0.16, 0.35), ("heldout5-dgxc-maxtext", 0.05, 0.08), ("heldout5-nemo2407", 0.15, 0.20),
+    ("heldout5-torchtitan-a100", 0.12, 0.17), ("heldout5-automodel", 0.18, 0.33), ("heldout5-mbridge2511", 0.06, 0.09),
+    ("heldout5-mpt", 0.16, 0.50)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
@@ -61,14 +65,17 @@ def test_group_bounds(table, group, median, worst):
 
 def test_runs_that_ran_are_not_refused(table):
     """Issue 12: torchtitan's Llama 3.1 8B with per-op selective AC at local batch 2 ran on 8 and 128
-    H100 (62-82 GiB reserved) and fits. Runs the memory model puts over the usable HBM because their
-    framework saves memory it does not count (GPT-OSS 120B BF16 on 64 H100 at 80.4 GB with full
-    recompute; NeMo AutoModel's BF16 Qwen3-30B-A3B on 8 H100 and Kimi-K2 on 256 H100, issue 12's
-    "refused though they ran"; MPT-7B on 8 A100 without recompute) are predicted as stated layouts
-    within the tolerance, flagged, and not refused."""
+    H100 (62-82 GiB reserved) and fits. Runs the memory model puts over the usable device memory because their
+    framework saves memory it does not count (NeMo AutoModel's BF16 Qwen3-30B-A3B on 8 H100 and Kimi-K2 on 256
+    H100, issue 12's "refused though they ran") are predicted as stated layouts within the tolerance, flagged,
+    and not refused. GPT-OSS 120B BF16 on 64 H100 and MPT-7B on 8 A100 fit since capacity is the driver's total
+    (85.5 / 85.9 GB, not the datasheet's 80)."""
     assert (table.refused == "").all()
-    assert set(table.case[~table.memory_fits]) == {"mb2511-h100-gptoss120b-bf16-64", "am-h100-qwen3-30b-8",
-                                                   "am-h100-kimik2-256", "mpt-7b-a100-8"}
+    assert set(table.case[~table.memory_fits]) == {"am-h100-qwen3-30b-8", "am-h100-kimik2-256",
+                                                   # set 5: NeMo AutoModel GPT-OSS on H100 without recompute, MPT-30B
+                                                   # at 8k sequence on 8 H100 (LLM Foundry FSDP)
+                                                   "am-h100-gptoss20b-8", "am-h100-gptoss120b-64",
+                                                   "mpt-30b-h100-8-s8192"}
 
 
 @pytest.mark.parametrize("case,peak_gib", [

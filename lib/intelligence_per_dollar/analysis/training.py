@@ -366,7 +366,7 @@ def memory_breakdown(head: Headline) -> pd.DataFrame:
     rows = []
     for r in head.chosen():
         a = r["accelerator"]
-        usable = hardware.get(a).hbm_bytes * efficiency.ceilings(a).memory_usable_fraction
+        usable = hardware.get(a).memory_capacity_bytes * efficiency.ceilings(a).memory_usable_fraction
         rows += [{"accelerator": f"{a} ({r['regime']})", "part": k, "bytes": v, "usable_bytes": usable}
                  for k, v in r["deadline"].estimate.memory_breakdown_bytes.items()]
     return pd.DataFrame(rows)

@@ -57,7 +57,9 @@ STACKS = {
 #: Framework family of each stack, for colouring the validation chart (fewer series than groups).
 #: Groups merged from the held-out sets of ``data/runs/HELD_OUT.md``: runs predicted before they joined the table.
 HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-unseen", "bloom", "mpt-foundry-fsdp",
-                   "nemo-25x", "automodel-fsdp2", "megatron-bridge-2604", "megatron-bridge-2606", "torchtitan-blackwell")
+                   "nemo-25x", "automodel-fsdp2", "megatron-bridge-2604", "megatron-bridge-2606", "torchtitan-blackwell",
+                   "heldout5-dgxc", "heldout5-dgxc-maxtext", "heldout5-nemo2407", "heldout5-torchtitan-a100",
+                   "heldout5-automodel", "heldout5-mbridge2511", "heldout5-mpt")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",

@@ -69,8 +69,8 @@ binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 se
 
 **Capacity.** Weights per GPU (dense weights split by TP and replicated across attention-DP ranks, experts split
 across the replica), the KV cache of every sequence at its *full* length ``ISL + OSL`` (TensorRT-LLM's
-GUARANTEED_NO_EVICT, vLLM's block reservation) and an activation workspace must fit in ``hbm x
-memory_usable_fraction``. KV bytes per token: :func:`architecture.kv_cache_bytes_per_token`; GQA shards its KV
+GUARANTEED_NO_EVICT, vLLM's block reservation) and an activation workspace must fit in the driver's device memory
+x ``serving_memory_fraction`` (0.9: vLLM's and TensorRT-LLM's defaults). KV bytes per token: :func:`architecture.kv_cache_bytes_per_token`; GQA shards its KV
 heads across TP ranks, MLA's latent is replicated across them (why MLA models serve with attention DP).
 
 **Outputs.** Per-user speed ``1 / t_iteration``; output tokens/s per GPU ``concurrency / (t_iteration x
@@ -221,7 +221,8 @@ def _context(model, accelerator, precision, input_tokens, output_tokens, kv_prec
         kv_block_tokens=_assumed("kv_block_tokens", scenario),
         prefill_chunk_tokens=np.inf if bench else _assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
         max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
-        host_link_efficiency=_assumed("host_link_efficiency", scenario))
+        host_link_efficiency=_assumed("host_link_efficiency", scenario),
+        memory_fraction=_assumed("serving_memory_fraction", scenario))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,7 +354,7 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     w, kv, work = pipe.memory_bytes(ctx, tp, r, b, dec, pre, pp)
     w = w + offl.staged_weight_bytes(ctx, tp, r, pp, off)
     mem = w + kv + work
-    usable = ctx.acc.hbm_bytes * ctx.ceil.memory_usable_fraction
+    usable = ctx.acc.memory_capacity_bytes * ctx.memory_fraction
     tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
     L = float(s.layers)
     return {"step_s": t_step, "ttft_s": t_ttft, "gpu_step_s": t_gpu + 0 * t_step, "host_s": t_host + 0 * t_step,
@@ -455,7 +456,7 @@ def _no_fit_message(ctx, gpus, c):
     host_ok = offl.host_fits(ctx, c["tp"], c["tp"] * c["dp"], c["pp"], c["offload"])
     in_hbm = np.where(host_ok, m0["weights_bytes"], np.inf)             # offloads the host cannot hold are out
     j = int(np.argmin(in_hbm))
-    usable, hbm = float(m0["usable_bytes"]) / 1e9, ctx.acc.hbm_bytes / 1e9
+    usable, hbm = float(m0["usable_bytes"]) / 1e9, ctx.acc.memory_capacity_bytes / 1e9
     if mc.max() >= 1:
         return (f"the KV cache does not fit: at most {int(mc.max())} sequences of {ctx.isl}+{ctx.osl} tokens fit on "
                 f"{gpus} {ctx.acc.id} GPUs ({ctx.kv_bytes_per_token / 1e3:.1f} kB of KV cache per token)")

@@ -384,7 +384,7 @@ def _min_shard(s, acc, precision, rollout_gpus):
     """Smallest power-of-two replica whose weights take at most half of each GPU's HBM."""
     w = architecture.total_params(s) * hardware.BYTES_PER_ELEMENT[precision]
     g = 1
-    while g < rollout_gpus and w / g > 0.5 * acc.hbm_bytes:
+    while g < rollout_gpus and w / g > 0.5 * acc.memory_capacity_bytes:
         g *= 2
     while rollout_gpus % g:
         g //= 2

@@ -139,7 +139,8 @@ def trtllm_bench_limits(s, acc: hardware.Accelerator, weight_bytes: float, kv_by
             per_token = s.layers * (s.kv_lora_rank + architecture.rope_head_dim(s)) * kv_bytes_per_elem
         else:
             per_token = 2 * s.layers * max(r, s.kv_heads) * architecture.head_dim(s) * kv_bytes_per_elem
-        device_gib = acc.hbm_bytes / 1e9          # nvml total in GiB ~ the marketed GB (H200: 140.4 GiB)
+        # nvml total in GiB (H200: 143,771 MiB = 140.4 GiB); without a driver figure the marketed GB is GiB-like
+        device_gib = acc.device_memory_bytes / _GIB if acc.device_memory_bytes else acc.hbm_bytes / 1e9
         memory, engine = ((device_gib * pp, weight_bytes / r / _GIB) if dp > 1
                           else (device_gib * r * pp, weight_bytes / _GIB))
         requests = max(memory - engine, 0.0) * TRTLLM_BENCH_KV_FRACTION / (per_token / _GIB * (isl + osl))

@@ -15,6 +15,8 @@ Conventions (SI throughout):
   summed, as NVIDIA quotes it; collectives use the one-way half
   (:attr:`Accelerator.scaleup_bytes_per_s_one_way`).
 * ``scaleout_bytes_per_s`` is one direction of the GPU's scale-out NIC.
+* ``hbm_bytes`` is the datasheet capacity (what the hardware chapter compares); ``device_memory_bytes`` the total
+  the driver reports (nvidia-smi), which capacity models use (:attr:`Accelerator.memory_capacity_bytes`).
 * ``host_link`` / ``host_link_bytes_per_s``: the CPU-GPU link (PCIe or NVLink-C2C) and its rate in one
   direction (host to GPU); ``host_memory_bytes``: the host memory per GPU (the server's or superchip's CPU
   memory over its GPUs). Used to serve with weights offloaded to host memory (``model.serving_offload``).
@@ -60,7 +62,7 @@ _ACC_NUMERIC = {
     "hbm_bytes": _pos, "hbm_bytes_per_s": _pos, "scaleup_bytes_per_s_bidirectional": _pos,
     "scaleup_domain_gpus": lambda v: v >= 1 and v == int(v), "scaleout_bytes_per_s": _pos,
     "power_w": _pos, "year": lambda v: 2000 <= v <= 2100, "sm_count": lambda v: v >= 1,
-    "host_link_bytes_per_s": _pos, "host_memory_bytes": _pos,
+    "host_link_bytes_per_s": _pos, "host_memory_bytes": _pos, "device_memory_bytes": _pos,
 }
 _ACC_TEXT = ("headline_precision", "headline_counts", "memory_type", "scaleup_link", "host_link")
 _ACC_REQUIRED = ("hbm_bytes", "hbm_bytes_per_s", "scaleup_domain_gpus", "power_w", "year")
@@ -101,6 +103,7 @@ class Accelerator:
     host_link: str | None = None
     host_link_bytes_per_s: float | None = None
     host_memory_bytes: float | None = None
+    device_memory_bytes: float | None = None
     provenance: Mapping[str, io.Provenance] = field(default_factory=dict, repr=False, compare=False)
     alternatives: Mapping[str, tuple[io.SourcedValue, ...]] = field(default_factory=dict, repr=False,
                                                                      compare=False)
@@ -115,6 +118,13 @@ class Accelerator:
             raise ValueError(f"accelerator {self.id!r} has no scale-up bandwidth in the catalogue "
                              f"(field scaleup_bytes_per_s_bidirectional)")
         return self.scaleup_bytes_per_s_bidirectional / 2.0
+
+    @property
+    def memory_capacity_bytes(self) -> float:
+        """Device memory a process can allocate from, B: the driver's total where the catalogue has it
+        (``device_memory_bytes``, nvidia-smi ``memory.total``), else the datasheet ``hbm_bytes``. The datasheet
+        figures are GiB-like (H100 "80 GB" reports 81,559 MiB = 85.5e9 B), so capacity models use this."""
+        return self.device_memory_bytes or self.hbm_bytes
 
     def supports(self, precision: str) -> bool:
         """Whether the tensor cores run ``precision`` natively (has a dense peak for it)."""

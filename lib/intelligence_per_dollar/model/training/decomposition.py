@@ -15,7 +15,7 @@ __all__ = ["DECOMPOSITION_STEPS", "decompose_ratio_regime"]
 DECOMPOSITION_STEPS = (
     ("peak FLOP/s", ("fp4_dense_flop_per_s", "fp8_dense_flop_per_s", "bf16_dense_flop_per_s")),
     ("HBM bandwidth", ("hbm_bytes_per_s",)),
-    ("memory capacity", ("hbm_bytes",)),
+    ("memory capacity", ("hbm_bytes", "device_memory_bytes")),
     ("scale-up and scale-out links", ("scaleup_bytes_per_s_bidirectional", "scaleout_bytes_per_s",
                                       "scaleup_domain_gpus")),
 )

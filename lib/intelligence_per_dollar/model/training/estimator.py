@@ -193,5 +193,5 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_le
         j = int(np.argmin(r["memory_per_gpu_bytes"]))
         raise ValueError(f"does not fit in memory: the smallest configuration needs "
                          f"{r['memory_per_gpu_bytes'][j] / 1e9:.1f} GB per GPU, but {ctx.acc.id} has "
-                         f"{ctx.acc.hbm_bytes / 1e9:.0f} GB of HBM ({r['usable_bytes'] / 1e9:.0f} GB usable)")
+                         f"{ctx.acc.memory_capacity_bytes / 1e9:.0f} GB of HBM ({r['usable_bytes'] / 1e9:.0f} GB usable)")
     return make_estimate(ctx, c, r, i, in_use, n, gpus_allocated=gpus, memory_fits=memory_fits)

@@ -231,7 +231,7 @@ def memory_per_gpu(ctx: Context, lay: Layout, states: ModelStates, dense: Activa
     a_full, a_sel, a_inp, work = _per_layer(ctx, lay, dense, moe)
     held = lay.layers_per_stage * microbatches_in_flight(lay.pp, lay.microbatches, lay.interleave)
     logits = lay.tokens * ctx.s.vocab / lay.tp * (FUSED_LOGITS_BYTES if ctx.stack.fused_cross_entropy else LOGITS_BYTES)
-    usable = ctx.acc.hbm_bytes * ctx.ceil.memory_usable_fraction
+    usable = ctx.acc.memory_capacity_bytes * ctx.ceil.memory_usable_fraction
     fixed = states.weights + states.gradients + states.optimizer + logits + work
     rc = lay.recompute
     rfrac = np.where(rc == 2, 1.0, np.where(rc == 3, _partial_recompute_fraction(lay, fixed, held, a_sel, a_inp,
