@@ -10,9 +10,11 @@ signed error ``predicted / measured - 1``; :func:`validation_summary` gives the 
 decode steps at batch 1-512 that run 1.7-4.5x slower than their byte roofline) are within a few
 per cent (MoE decode median 4%, max 10%; the grouped-GEMM constants come from a kernel profile of
 the same run, so that group checks the decomposition, while the kernel floor was set on the dense
-step only). Over all 181 cases the median |error| is ~11% (grouped expert GEMMs near their ridge point take
+step only). Over all 207 cases the median |error| is ~13% (grouped expert GEMMs near their ridge point take
 DeepGEMM's published efficiency, ``grouped_gemm_overlap_norm``; the two SGLang GB200 prefill instances that ran
-with expert weights in Grace memory are predicted with host offload, :mod:`serving_offload`). **Known gaps**: MoE serving at max load
+with expert weights in Grace memory are predicted with host offload, :mod:`serving_offload`; capacity is the
+driver's device memory, 6-8% above the datasheet, which raised the max-load batches and with them the MoE
+over-prediction below). **Known gaps**: MoE serving at max load
 (TensorRT-LLM Qwen3-235B, DeepSeek-R1, SGLang large-EP decode) is still over-predicted by up to
 ~2x at short ISL/OSL (+33-64% at 1000/1000 for Qwen3-235B on Blackwell and DeepSeek-R1 on H200; group
 medians 11-14%) and Blackwell FP4 dense Llama-70B by 20-26%; the error shrinks as ISL or OSL grows. At max load the step is
