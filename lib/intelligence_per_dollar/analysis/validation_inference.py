@@ -88,8 +88,10 @@ def _predict_under_slo(case: dict, scenario: str) -> tuple[float, inference.Esti
                                    case["input_tokens"], case["output_tokens"], max_tpot_s=case.get("tpot_limit_s"),
                                    max_ttft_s=case.get("ttft_limit_s"), parallelism=case["parallelism"] or None, **kw)
     layout = {k: int(row[k]) for k in inference.PARALLELISM_KEYS}
+    share = float(row["offload"])                 # the row's own host-offload share, held fixed
     e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
-                           case["output_tokens"], float(row["concurrency"]), layout, **kw)
+                           case["output_tokens"], float(row["concurrency"]), layout,
+                           weight_offload=share if share > 0 else False, **kw)
     return e.output_tokens_per_s_per_gpu, e
 
 

@@ -453,20 +453,20 @@ def _no_fit_message(ctx, gpus, c):
     mc = max_concurrency(ctx, c)
     ranks = c["replicas"] * c["dp"] * c["pp"]
     m0 = evaluate(ctx, {**c, "concurrency": 0.0 * ranks})
-    host_ok = offl.host_fits(ctx, c["tp"], c["tp"] * c["dp"], c["pp"], c["offload"])
-    in_hbm = np.where(host_ok, m0["weights_bytes"], np.inf)             # offloads the host cannot hold are out
-    j = int(np.argmin(in_hbm))
+    off = np.asarray(c.get("offload", 0.0 * c["tp"]), float)
+    host_ok = offl.host_fits(ctx, c["tp"], c["tp"] * c["dp"], c["pp"], off)    # offloads the host cannot hold: out
     usable, hbm = float(m0["usable_bytes"]) / 1e9, ctx.acc.memory_capacity_bytes / 1e9
     if mc.max() >= 1:
         return (f"the KV cache does not fit: at most {int(mc.max())} sequences of {ctx.isl}+{ctx.osl} tokens fit on "
                 f"{gpus} {ctx.acc.id} GPUs ({ctx.kv_bytes_per_token / 1e3:.1f} kB of KV cache per token)")
-    if in_hbm[j] > m0["usable_bytes"]:
-        j = int(np.argmin(m0["weights_bytes"] + np.where(c["offload"] > 0, np.inf, 0.0)))
-        return (f"the weights do not fit: the smallest configuration needs {m0['weights_bytes'][j] / 1e9:.1f} GB of "
+    if np.where(host_ok, m0["weights_bytes"], np.inf).min() > m0["usable_bytes"]:
+        whole = m0["weights_bytes"] - offl.staged_weight_bytes(ctx, c["tp"], c["tp"] * c["dp"], c["pp"], off)
+        return (f"the weights do not fit: the smallest configuration needs {whole.min() / 1e9:.1f} GB of "
                 f"weights per GPU before any KV cache, but {ctx.acc.id} has {hbm:.0f} GB of HBM "
-                f"({usable:.0f} GB usable) on {gpus} GPUs" + offl.no_fit_hint(ctx.acc, ctx.weight_offload))
+                f"({usable:.0f} GB usable) on {gpus} GPUs"
+                + offl.no_fit_hint(ctx.acc, ctx.weight_offload, bool(np.any(host_ok & (off > 0)))))
     m1 = evaluate(ctx, {**c, "concurrency": ranks})
-    k = int(np.argmin(m1["memory_per_gpu_bytes"]))
+    k = int(np.argmin(np.where(host_ok, m1["memory_per_gpu_bytes"], np.inf)))
     return (f"the KV cache does not fit: the weights fit ({m1['weights_bytes'][k] / 1e9:.1f} GB per GPU) but one "
             f"sequence of {ctx.isl}+{ctx.osl} tokens per attention rank needs {m1['kv_cache_bytes'][k] / 1e9:.1f} GB "
             f"of KV cache and {m1['workspace_bytes'][k] / 1e9:.1f} GB of activations per GPU; {ctx.acc.id} has "
@@ -488,10 +488,9 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     impossible parallelism, weights or KV cache that do not fit. ``requests`` (trtllm-bench): tokens/s per GPU
     of a finite run (:func:`serving_benchmarks.output_tokens_per_s_per_gpu`); other fields: the steady state.
     ``max_batch_size`` (sequences per attention rank) / ``max_num_tokens`` (per iteration): the engine's
-    scheduler limits when set (None: :func:`serving_schedulers.limits`' defaults). ``weight_offload``: keep part
-    of the layer weights in host memory and stream them in each iteration (:mod:`serving_offload`; None: only when
-    nothing fits otherwise and the host link is NVLink-C2C; True: searched on any host link; False: never).
-    """
+    scheduler limits when set (None: :func:`serving_schedulers.limits`' defaults). ``weight_offload``: layer weights
+    streamed from host memory (:mod:`serving_offload`; None: only if nothing fits otherwise and the host link is
+    NVLink-C2C; True: searched on any host link; a number in (0, 1]: that share; False: never)."""
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
                           (max_batch_size, max_num_tokens), weight_offload)
@@ -519,7 +518,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         tokens_per_s_per_user=pick["tokens_per_s_per_user"], ttft_s=pick["ttft_s"], step_time_s=pick["step_s"],
         memory_per_gpu_bytes=pick["memory_per_gpu_bytes"],
         memory_breakdown_bytes={k: pick[k + "_bytes"] for k in ("weights", "kv_cache", "workspace")},
-        time_breakdown_s={k: pick[k + "_s"] for k in ("gemm", "attention", "comm", "other")},
+        time_breakdown_s={k: pick[k + "_s"] for k in ("gemm", "attention", "comm", "other", "stream")},
         parallelism=par, concurrency=float(np.broadcast_to(conc, c["tp"].shape)[i]), max_concurrency=float(mc[i]),
         gpus=gpus, accelerator=ctx.acc.id, precision=precision, input_tokens=ctx.isl, output_tokens=ctx.osl,
         mode=mode, power_w_per_gpu=ctx.acc.power_w, weight_offload_fraction=pick["offload"])

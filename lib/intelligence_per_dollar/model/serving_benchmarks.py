@@ -34,6 +34,7 @@ from typing import Callable
 import numpy as np
 
 from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import checks
 
@@ -97,18 +98,22 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
     slots (``replicas x dp x pp``); the slot with ``ceil(requests / slots)`` sets the wall time. Each
     iteration takes ``max(GPU, host)``: ``gpu_step_s(ctx, tp, dp, ep, b, decode, prefill, context, pp=pp)``
     is the serving model's iteration of the slowest pipeline stage (:func:`inference._gpu_step_s`), the host
-    time counts every scheduled sequence (:func:`serving_kernels.host_time_s`); a slot's micro-batch
+    time counts every scheduled sequence (:func:`serving_kernels.host_time_s`), and no iteration is shorter than
+    the host-link stream of its offloaded weights (``offload``, :mod:`serving_offload`); a slot's micro-batch
     advances once every ``pp`` stage iterations (:mod:`serving_pipeline`)."""
     tokens = sched.limits(ctx, c["tp"], c["dp"], c.get("pp", 1.0))[1]
     out = np.full(np.shape(c["tp"]), -np.inf)
     for j in np.flatnonzero(ok):
         tp, dp, ep, rep = (float(c[k][j]) for k in ("tp", "dp", "ep", "replicas"))
         pp = float(c["pp"][j]) if "pp" in c else 1.0
+        off = float(np.broadcast_to(c.get("offload", 0.0), np.shape(c["tp"]))[j])
+        t_stream = float(offl.stream_s(ctx, tp, tp * dp, pp, off, ctx.host_link_efficiency))
         n = math.ceil(requests / (rep * dp * pp))
 
-        def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp):
+        def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp, t_stream=t_stream):
             t_host = kern.host_time_s(d + p / ctx.isl, ctx.host_step_s, ctx.host_per_sequence_s)
-            return pp * np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x, pp=pp)[0], t_host)
+            t_gpu = np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x, pp=pp)[0], t_stream)   # offloaded weights
+            return pp * np.maximum(t_gpu, t_host)
 
         slot_batch = max(math.floor(batch[j] / (rep * dp * pp)), 1)
         per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, tokens[j])

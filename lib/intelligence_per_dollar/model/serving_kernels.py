@@ -84,9 +84,9 @@ class Context:
     scheduler: str = "physics"         # serving_schedulers.SCHEDULERS
     max_batch_size: int | None = None  # the engine's max running sequences per rank, if set (None: its default)
     max_num_tokens: int | None = None  # the engine's max tokens per iteration, if set (None: its default)
-    weight_offload: bool | None = False   # serving_offload: None auto, True search, False never
+    weight_offload: bool | float | None = False   # serving_offload: None auto, True search, a share, False never
     host_link_efficiency: float = 1.0  # achieved host-to-GPU copy rate over the link's rate
-    memory_fraction: float = 0.93      # share of the device memory the engine fills (serving_memory_fraction)
+    memory_fraction: float = 0.90      # share of the device memory the engine fills (serving_memory_fraction)
 
     @property
     def expert_bytes(self) -> float:

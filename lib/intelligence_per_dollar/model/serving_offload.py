@@ -11,7 +11,7 @@ SC'22, section V: weights streamed from CPU memory, prefetch overlapped with com
 Per GPU and iteration, with ``W`` the layer weights a GPU holds (:func:`layer_weight_bytes`):
 
 * **memory**: ``(1 - f) W`` stay in HBM, plus the staging buffer of two layers' offloaded share
-  (``2 f W / L_stage``: one being used, one being filled); ``f W`` must fit in the GPU's share of
+  (two of the largest layer's offloaded share: one being used, one being filled); ``f W`` must fit in the GPU's share of
   host memory (``host_memory_bytes``).
 * **time**: every iteration reads every layer once, so ``f W`` crosses the host link,
   ``t_stream = f W / (host_link_bytes_per_s x host_link_efficiency)``. Prefetch overlaps it with
@@ -23,7 +23,8 @@ Per GPU and iteration, with ``W`` the layer weights a GPU holds (:func:`layer_we
 **When** (``weight_offload``): ``None`` (default) offloads only if nothing fits without it *and* the
 host link is NVLink-C2C (Grace-Hopper/Blackwell/Vera superchips, hundreds of GB/s: where
 deployments do it); ``True`` searches offload shares on any host link (PCIe too), even when the
-weights fit (freeing HBM for KV cache can pay on prefill); ``False`` never offloads. The share is
+weights fit (freeing HBM for KV cache can pay on prefill); a number in (0, 1] holds that share; ``False`` never
+offloads. Offload needs the accelerator's host link and host memory in the catalogue. The share is
 searched over :data:`FRACTIONS` with the layouts, and reported (``offload`` column / field).
 """
 
@@ -36,7 +37,7 @@ from intelligence_per_dollar.model import serving_pipeline as pipe
 from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["FRACTIONS", "COHERENT_LINKS", "check_option", "can_offload", "with_offload", "no_fit_hint",
-           "layer_weight_bytes", "staged_weight_bytes", "stream_s", "host_fits"]
+           "layer_weight_bytes", "largest_layer_bytes", "staged_weight_bytes", "stream_s", "host_fits"]
 
 #: Shares of the layer weights a GPU may keep in host memory (searched with the layouts).
 FRACTIONS = (0.125, 0.25, 0.5, 0.75, 1.0)
@@ -44,39 +45,44 @@ FRACTIONS = (0.125, 0.25, 0.5, 0.75, 1.0)
 COHERENT_LINKS = ("NVLink-C2C",)
 
 
-def check_option(weight_offload) -> bool | None:
-    """``weight_offload`` validated: None (auto), True or False."""
+def check_option(weight_offload) -> bool | float | None:
+    """``weight_offload`` validated: None (auto), True, False, or a share in (0, 1] to hold fixed."""
     if weight_offload is None or isinstance(weight_offload, (bool, np.bool_)):
         return None if weight_offload is None else bool(weight_offload)
+    if checks.is_number(weight_offload) and 0.0 < float(weight_offload) <= 1.0:
+        return float(weight_offload)
     raise ValueError(f"weight_offload={checks.short(weight_offload)} is not allowed; allowed: None (offload only "
-                     f"when nothing fits and the host link is NVLink-C2C), True or False")
+                     f"when nothing fits and the host link is NVLink-C2C), True, False, or a share in (0, 1]")
 
 
 def can_offload(acc: hardware.Accelerator, weight_offload: bool | None) -> bool:
-    """Whether the search may offload on ``acc``: an explicit ``True`` needs any host link in the catalogue;
-    ``None`` a coherent one (:data:`COHERENT_LINKS`)."""
-    if weight_offload is False or not acc.host_link_bytes_per_s:
+    """Whether the search may offload on ``acc``: an explicit ``True`` (or a share) needs a host link and host memory
+    in the catalogue; ``None`` a coherent link (:data:`COHERENT_LINKS`)."""
+    if weight_offload is False or not (acc.host_link_bytes_per_s and acc.host_memory_bytes):
         return False
-    return weight_offload is True or acc.host_link in COHERENT_LINKS
+    return weight_offload is not None or acc.host_link in COHERENT_LINKS
 
 
 def with_offload(ctx: kern.Context, c: dict, fits_without) -> dict:
     """The serving candidates ``c`` with their ``offload`` share: 0 everywhere, crossed with :data:`FRACTIONS`
     where the search may offload -- always for ``weight_offload=True``; for ``None`` only when
-    ``fits_without(c)`` says no candidate fits without it."""
+    ``fits_without(c)`` says no candidate fits without it; a share given as a number is the only one."""
     c = {**c, "offload": np.zeros_like(c["tp"])}
     if not can_offload(ctx.acc, ctx.weight_offload) or (ctx.weight_offload is None and fits_without(c)):
         return c
-    shares = ((0.0,) if ctx.weight_offload else ()) + FRACTIONS
+    w = ctx.weight_offload
+    shares = (w,) if not isinstance(w, bool) and w is not None else ((0.0,) if w else ()) + FRACTIONS
     out = {k: np.tile(v, len(shares)) for k, v in c.items()}
     out["offload"] = np.repeat(np.asarray(shares, float), len(c["tp"]))
     return out
 
 
-def no_fit_hint(acc: hardware.Accelerator, weight_offload: bool | None) -> str:
-    """What to add to a "weights do not fit" refusal: how to offload, or that even offload did not fit."""
+def no_fit_hint(acc: hardware.Accelerator, weight_offload, host_ok: bool = True) -> str:
+    """What to add to a "weights do not fit" refusal: how to offload, or that even offload did not fit (``host_ok``:
+    whether some offloaded share fitted the host memory)."""
     if can_offload(acc, weight_offload):
-        return "; nor with part of the layer weights offloaded to host memory (host memory per GPU too small)"
+        return ("; nor with part of the layer weights offloaded to host memory ("
+                + ("the HBM still cannot hold the rest)" if host_ok else "host memory per GPU too small)"))
     if weight_offload is not False and acc.host_link_bytes_per_s:
         return (f"; weight_offload=True streams part of the weights from host memory over its {acc.host_link} link "
                 f"({acc.host_link_bytes_per_s / 1e9:.0f} GB/s per direction)")
@@ -91,13 +97,23 @@ def layer_weight_bytes(ctx: kern.Context, tp, r, pp):
         * pipe.stage_fraction(ctx.s.layers, pp)
 
 
+def largest_layer_bytes(ctx: kern.Context, tp, r):
+    """Bytes of the largest layer one GPU holds: a MoE layer's dense part split by TP plus its experts over
+    the stage's ``r`` GPUs, or a dense layer split by TP."""
+    P = ctx.params
+    dense = P["dense_layer"] / tp * ctx.w_bytes
+    if not P["expert_total"]:
+        return dense
+    experts = P["expert"] * ctx.s.experts                    # routed experts of one MoE layer
+    moe = (P["moe_layer_total"] - experts) / tp * ctx.w_bytes + experts / r * ctx.expert_bytes
+    return np.maximum(dense, moe)
+
+
 def staged_weight_bytes(ctx: kern.Context, tp, r, pp, offload):
     """HBM bytes the offload changes on one GPU: ``-f W`` for the share kept in host memory plus the
-    two-layer staging buffer ``2 f W / L_stage`` (0 without offload)."""
+    two-slot staging buffer, two of the largest layer's offloaded share (0 without offload)."""
     f = np.asarray(offload, float)
-    w = layer_weight_bytes(ctx, tp, r, pp)
-    layers_on_stage = np.ceil(ctx.s.layers / np.asarray(pp, float))
-    return -f * w + 2.0 * f * w / layers_on_stage
+    return -f * layer_weight_bytes(ctx, tp, r, pp) + 2.0 * f * largest_layer_bytes(ctx, tp, r)
 
 
 def stream_s(ctx: kern.Context, tp, r, pp, offload, efficiency: float):
