@@ -41,6 +41,10 @@ def main() -> None:
     print(f"frontier, 10,000 concurrencies, fixed parallelism (TP8):      {t_fixed * 1e3:7.1f} ms  (target < 50 ms)")
     t_search = _best(lambda: inference.frontier(LLAMA70, "H200", 8, "fp8", 1000, 1000, concurrency=conc))
     print(f"frontier, 10,000 concurrencies x all parallelisms (search):  {t_search * 1e3:7.1f} ms")
+    t_off = _best(lambda: inference.frontier(LLAMA70, "H200", 8, "fp8", 1000, 1000, concurrency=conc,
+                                             weight_offload=True))
+    print(f"  the same searching host-offload shares too (weight_offload=True): {t_off * 1e3:7.1f} ms "
+          f"({t_off / t_search:.1f}x the search without; 6 shares per layout)")
     t_moe = _best(lambda: inference.frontier(NU, "GB200", 72, "fp4", 1024, 8000, concurrency=conc,
                                              parallelism={"tp": 1, "dp": 72, "ep": 72}))
     print(f"frontier, 10,000 concurrencies, 550B MoE on GB200 NVL72:     {t_moe * 1e3:7.1f} ms")
