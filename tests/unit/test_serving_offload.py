@@ -1,6 +1,7 @@
 """Serving with weights offloaded to host memory (model.serving_offload, ``weight_offload``)."""
 
 import numpy as np
+from hypothesis import given, settings, strategies as st
 import pytest
 
 from intelligence_per_dollar.model import inference as inf
@@ -103,3 +104,19 @@ def test_can_offload_rules():
     assert offl.can_offload(gb200, None) and offl.can_offload(gb200, True) and not offl.can_offload(gb200, False)
     assert not offl.can_offload(h200, None) and offl.can_offload(h200, True)
     assert np.all(np.diff(offl.FRACTIONS) > 0) and offl.FRACTIONS[-1] == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(f1=st.floats(0.0, 1.0), f2=st.floats(0.0, 1.0), conc=st.floats(1.0, 512.0),
+       acc=st.sampled_from(["H100-SXM", "H200", "B200", "GB200", "GB300"]),
+       mode=st.sampled_from(["aggregated", "decode", "prefill"]))
+def test_property_offload_never_speeds_up_an_iteration(f1, f2, conc, acc, mode):
+    """Whatever the share, accelerator, mode and concurrency, keeping more of the weights in host memory never
+    makes an iteration (or the TTFT) shorter, and the stream is never negative."""
+    lo, hi = sorted((f1, f2))
+    ctx = inf._context("Llama-3.1-70B", acc, "fp8", 1000, 1000, None, mode, "central", weight_offload=True)
+    c = {k: np.full(2, v) for k, v in {"tp": 4.0, "dp": 1.0, "ep": 1.0, "pp": 1.0, "replicas": 2.0,
+                                       "concurrency": conc}.items()}
+    r = inf.evaluate(ctx, {**c, "offload": np.array([lo, hi])})
+    assert r["step_s"][1] >= r["step_s"][0] * (1 - 1e-12) and r["ttft_s"][1] >= r["ttft_s"][0] * (1 - 1e-12)
+    assert (r["stream_s"] >= 0).all()
