@@ -478,7 +478,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, implementation: str = "engine", scheduler: str = "physics",
              requests: int | None = None, max_batch_size: int | None = None,
-             max_num_tokens: int | None = None, weight_offload: bool | None = None) -> Estimate:
+             max_num_tokens: int | None = None, weight_offload: bool | float | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
@@ -536,7 +536,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
              scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
-             envelope: bool = True, weight_offload: bool | None = None):
+             envelope: bool = True, weight_offload: bool | float | None = None):
     """The throughput-interactivity frontier (``envelope=False``: every layout and concurrency that fits,
     before the Pareto envelope is taken, for filters on other axes such as TTFT, :mod:`serving_slo`).
 

@@ -8,15 +8,15 @@ LMSYS blog 2025-09-25, GB200 NVL72 part II), and what ``vllm --cpu-offload-gb`` 
 DeepSpeed-Inference ZeRO-Inference do over PCIe (Aminabadi et al. 2022, "DeepSpeed-Inference",
 SC'22, section V: weights streamed from CPU memory, prefetch overlapped with compute).
 
-Per GPU and iteration, with ``W`` the layer weights a GPU holds (:func:`layer_weight_bytes`):
+Per GPU and iteration, with ``W`` the layer weights a GPU holds (:func:`serving_pipeline.layer_weight_bytes`):
 
-* **memory**: ``(1 - f) W`` stay in HBM, plus the staging buffer of two layers' offloaded share
-  (two of the largest layer's offloaded share: one being used, one being filled); ``f W`` must fit in the GPU's share of
-  host memory (``host_memory_bytes``).
+* **memory**: ``(1 - f) W`` stay in HBM, plus a staging buffer of two of the largest layer's offloaded
+  share (one being used, one being filled); ``f W`` must fit in the GPU's share of host memory
+  (``host_memory_bytes``).
 * **time**: every iteration reads every layer once, so ``f W`` crosses the host link,
   ``t_stream = f W / (host_link_bytes_per_s x host_link_efficiency)``. Prefetch overlaps it with
   compute layer by layer; the layers are alike, so the iteration takes ``max(t_gpu, t_stream)``
-  (:func:`iteration_floor_s`). Prefill of long prompts hides the stream (compute per byte of
+  (:func:`stream_s` is the floor ``inference.evaluate`` and ``serving_benchmarks`` apply). Prefill of long prompts hides the stream (compute per byte of
   weight is ``2 x tokens`` FLOPs); decode does not (it reads each weight once per token anyway, now
   over a link 10-100x slower than HBM).
 
@@ -37,7 +37,7 @@ from intelligence_per_dollar.model import serving_pipeline as pipe
 from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["FRACTIONS", "COHERENT_LINKS", "check_option", "can_offload", "with_offload", "no_fit_hint",
-           "layer_weight_bytes", "largest_layer_bytes", "staged_weight_bytes", "stream_s", "host_fits"]
+           "largest_layer_bytes", "staged_weight_bytes", "stream_s", "host_fits"]
 
 #: Shares of the layer weights a GPU may keep in host memory (searched with the layouts).
 FRACTIONS = (0.125, 0.25, 0.5, 0.75, 1.0)
@@ -89,14 +89,6 @@ def no_fit_hint(acc: hardware.Accelerator, weight_offload, host_ok: bool = True)
     return ""
 
 
-def layer_weight_bytes(ctx: kern.Context, tp, r, pp):
-    """Bytes of transformer-layer weights one GPU of the fullest stage holds (embedding and LM head
-    excluded: they stay in HBM): dense weights split by TP, experts over the stage's ``r`` GPUs."""
-    P = ctx.params
-    return (P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes) \
-        * pipe.stage_fraction(ctx.s.layers, pp)
-
-
 def largest_layer_bytes(ctx: kern.Context, tp, r):
     """Bytes of the largest layer one GPU holds: a MoE layer's dense part split by TP plus its experts over
     the stage's ``r`` GPUs, or a dense layer split by TP."""
@@ -113,18 +105,18 @@ def staged_weight_bytes(ctx: kern.Context, tp, r, pp, offload):
     """HBM bytes the offload changes on one GPU: ``-f W`` for the share kept in host memory plus the
     two-slot staging buffer, two of the largest layer's offloaded share (0 without offload)."""
     f = np.asarray(offload, float)
-    return -f * layer_weight_bytes(ctx, tp, r, pp) + 2.0 * f * largest_layer_bytes(ctx, tp, r)
+    return -f * pipe.layer_weight_bytes(ctx, tp, r, pp) + 2.0 * f * largest_layer_bytes(ctx, tp, r)
 
 
 def stream_s(ctx: kern.Context, tp, r, pp, offload, efficiency: float):
     """Seconds to copy one iteration's offloaded weights over the host link (0 without offload)."""
     f = np.asarray(offload, float)
     bw = (ctx.acc.host_link_bytes_per_s or np.inf) * efficiency
-    return f * layer_weight_bytes(ctx, tp, r, pp) / bw
+    return f * pipe.layer_weight_bytes(ctx, tp, r, pp) / bw
 
 
 def host_fits(ctx: kern.Context, tp, r, pp, offload):
     """Whether the offloaded share fits in the GPU's share of host memory (True where the catalogue
     has no figure)."""
     cap = ctx.acc.host_memory_bytes
-    return np.asarray(offload, float) * layer_weight_bytes(ctx, tp, r, pp) <= (cap if cap else np.inf)
+    return np.asarray(offload, float) * pipe.layer_weight_bytes(ctx, tp, r, pp) <= (cap if cap else np.inf)

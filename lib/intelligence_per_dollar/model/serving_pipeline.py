@@ -47,7 +47,7 @@ from intelligence_per_dollar.model import architecture, collectives
 from intelligence_per_dollar.model import serving_kernels as kern
 
 __all__ = ["stage_layers", "stage_fraction", "slowest_stage_s", "through_stages_s", "stage_send_s",
-           "end_embedding_params", "memory_bytes"]
+           "end_embedding_params", "layer_weight_bytes", "memory_bytes"]
 
 
 def stage_layers(layers: int, pp, stage: int):
@@ -118,6 +118,14 @@ def stage_send_s(ctx: kern.Context, tokens, tp, dp, pp):
     return np.where(pp > 1, send + collectives.all_gather_s(vec, tp, ctx.scaleup), 0.0)
 
 
+def layer_weight_bytes(ctx: kern.Context, tp, r, pp=1.0):
+    """Bytes of transformer-layer weights one GPU of the fullest stage holds (embedding and LM head
+    excluded): dense weights split by TP, experts over the stage's ``r`` GPUs."""
+    P = ctx.params
+    return (P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes) \
+        * stage_fraction(ctx.s.layers, pp)
+
+
 def memory_bytes(ctx: kern.Context, tp, r, b, dec, pre, pp=1.0):
     """(weights, KV cache, workspace) bytes per GPU of the fullest pipeline stage.
 
@@ -128,10 +136,9 @@ def memory_bytes(ctx: kern.Context, tp, r, b, dec, pre, pp=1.0):
     that capacity solves in closed form): activations of one micro-batch's largest iteration
     (decode batch + its prefill share + one whole prompt) and FP32 logits.
     """
-    s, P, d = ctx.s, ctx.params, ctx.s.d_model
+    s, d = ctx.s, ctx.s.d_model
     frac = stage_fraction(s.layers, pp)
-    w = ((P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes) * frac
-         + end_embedding_params(s, pp) / tp * kern.EMBEDDING_BYTES)
+    w = layer_weight_bytes(ctx, tp, r, pp) + end_embedding_params(s, pp) / tp * kern.EMBEDDING_BYTES
     seq_len = ctx.isl + (ctx.osl if ctx.mode != "prefill" else 1)
     kv = (pp * b) * kern.kv_tokens_per_layer(ctx, seq_len, windowed=False) * ctx.kv_bytes_per_token \
         / kern.kv_shards(ctx, tp) * frac
