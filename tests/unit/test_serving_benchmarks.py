@@ -67,9 +67,13 @@ def test_requests_is_validated(bad):
         inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, scheduler="trtllm-bench", requests=bad)
 
 
-def test_requests_needs_the_whole_prompt_scheduler():
-    with pytest.raises(ValueError, match="requests=3000.*trtllm-bench"):
-        inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, requests=3000)
+def test_requests_need_an_aggregated_run_with_room_for_a_whole_prompt():
+    with pytest.raises(ValueError, match="requests=3000.*mode='aggregated'"):
+        inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, mode="decode", requests=3000)
+    with pytest.raises(ValueError, match="requests=3000.*max_num_tokens=1000 must be at least input_tokens=1024"):
+        inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, max_num_tokens=1000, requests=3000)
+    # the physics scheduler runs finite benchmarks too (prompts admitted whole within its token budget)
+    assert inf.estimate(LLAMA70, "B200", 1, "fp4", 1024, 1024, requests=3000).output_tokens_per_s_per_gpu > 0
     with pytest.raises(ValueError, match="tokens"):
         sb.phases(1024, 16, 10, 8, 1000)          # a whole prompt must fit in one iteration
 

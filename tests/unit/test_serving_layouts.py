@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_context as sctx
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.model import serving_layouts as lay
 from intelligence_per_dollar.model import serving_schedulers as sched
@@ -53,14 +54,14 @@ def test_frontier_honours_an_explicit_layout():
 
 def test_default_kv_precision_follows_engines():
     mla, gqa = models.spec(DSV3), models.spec(LLAMA70)
-    assert inf.default_kv_precision(mla, hardware.get("H200"), "fp8") == "bf16"    # FlashMLA: 16-bit latent
-    assert inf.default_kv_precision(mla, hardware.get("B200"), "fp4") == "fp8"
-    assert inf.default_kv_precision(gqa, hardware.get("H200"), "fp8") == "fp8"     # ModelOpt FP8 KV
-    assert inf.default_kv_precision(gqa, hardware.get("H200"), "bf16") == "bf16"
+    assert sctx.default_kv_precision(mla, hardware.get("H200"), "fp8") == "bf16"    # FlashMLA: 16-bit latent
+    assert sctx.default_kv_precision(mla, hardware.get("B200"), "fp4") == "fp8"
+    assert sctx.default_kv_precision(gqa, hardware.get("H200"), "fp8") == "fp8"     # ModelOpt FP8 KV
+    assert sctx.default_kv_precision(gqa, hardware.get("H200"), "bf16") == "bf16"
 
 
 def _ctx(model, acc="H200", prec="fp8", isl=1000, osl=1000):
-    return inf._context(model, acc, prec, isl, osl, None, "aggregated", "central")
+    return sctx.context(model, acc, prec, isl, osl, None, "aggregated", "central")
 
 
 def test_busiest_rank_pieces_reduce_to_poisson_and_keep_the_mean():
@@ -155,14 +156,14 @@ def test_physics_scheduler_applies_the_engine_default_limits():
 def test_checkpoint_quantised_models_keep_a_16_bit_kv_cache():
     # GPT-OSS ships MXFP4 experts without KV scales: kv 'auto' is BF16 (perf-overview: "Hopper: use auto")
     gptoss = models.spec(GPTOSS20)
-    assert inf.default_kv_precision(gptoss, hardware.get("H100-SXM"), "fp8") == "bf16"
-    assert inf.default_kv_precision(gptoss, hardware.get("B200"), "fp4") == "bf16"
+    assert sctx.default_kv_precision(gptoss, hardware.get("H100-SXM"), "fp8") == "bf16"
+    assert sctx.default_kv_precision(gptoss, hardware.get("B200"), "fp4") == "bf16"
 
 
 def test_expert_load_skew_matches_measured_routing():
     # TensorRT-LLM tech blog 4 Table 1 (DeepSeek-R1, EP32, 8 experts per rank, no EPLB): per-rank token std
     # 491.6 over a mean of 1024 (cv 0.48), busiest rank 2.564x the mean
-    cv = inf._assumed("expert_load_cv", "central")
+    cv = sctx.assumed("expert_load_cv", "central")
     assert cv * np.sqrt(32 / 256) == pytest.approx(491.6 / 1024, rel=0.06)
     busiest = float(kern.ep_load_imbalance(1e9, 256, 32, cv))      # no sampling noise: skew alone
     assert 2.0 < busiest < 2.564

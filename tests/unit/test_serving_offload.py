@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 import pytest
 
 from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_context as sctx
 from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.sources import hardware
 
@@ -48,7 +49,7 @@ def test_decode_with_offload_is_paced_by_the_host_link():
 def test_more_offload_never_shortens_an_iteration():
     """At a fixed layout and concurrency a larger offloaded share only adds host-link stream time (the iteration
     and the TTFT never get shorter) and frees HBM."""
-    ctx = inf._context("Llama-3.1-70B", "H200", "fp8", 1000, 1000, None, "aggregated", "central",
+    ctx = sctx.context("Llama-3.1-70B", "H200", "fp8", 1000, 1000, None, "aggregated", "central",
                        weight_offload=True)
     c = {k: np.full(3, v) for k, v in {"tp": 8.0, "dp": 1.0, "ep": 1.0, "pp": 1.0, "replicas": 1.0,
                                        "concurrency": 64.0}.items()}
@@ -114,7 +115,7 @@ def test_property_offload_never_speeds_up_an_iteration(f1, f2, conc, acc, mode):
     """Whatever the share, accelerator, mode and concurrency, keeping more of the weights in host memory never
     makes an iteration (or the TTFT) shorter, and the stream is never negative."""
     lo, hi = sorted((f1, f2))
-    ctx = inf._context("Llama-3.1-70B", acc, "fp8", 1000, 1000, None, mode, "central", weight_offload=True)
+    ctx = sctx.context("Llama-3.1-70B", acc, "fp8", 1000, 1000, None, mode, "central", weight_offload=True)
     c = {k: np.full(2, v) for k, v in {"tp": 4.0, "dp": 1.0, "ep": 1.0, "pp": 1.0, "replicas": 2.0,
                                        "concurrency": conc}.items()}
     r = inf.evaluate(ctx, {**c, "offload": np.array([lo, hi])})

@@ -7,6 +7,7 @@ import pytest
 
 from intelligence_per_dollar.model import architecture, collectives, serving_layouts as layouts
 from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_context as sctx
 from intelligence_per_dollar.model import serving_pipeline as pipe
 from intelligence_per_dollar.sources import models
 
@@ -25,19 +26,19 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: B200 rows were re-pinned when Blackwell took its measured ceilings (GEMM weight streaming, decode attention,
 #: FP4 ratio: data/efficiency/ceilings.csv), and the three MoE rows when grouped GEMMs took the
 #: ``grouped_gemm_overlap_norm`` p-norm (DeepGEMM's H800 table), and all five when capacity became the driver's device
-#: memory x ``serving_memory_fraction`` (data/hardware/accelerators.csv device_memory_bytes); until then they agreed
-#: with c77e963 bit for bit.
+#: memory x ``serving_memory_fraction`` (data/hardware/accelerators.csv device_memory_bytes), and the two B200 MoE rows
+#: when NVFP4 experts took the FP8 tensor rate (``grouped_fp4_speedup``); until then they agreed with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
      (3118.588875072589, 16.500470238479306, 0.16235614352711056, 135597176832.0, 1512.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
      (388.8088998217267, 97.20222495543167, 0.03949015952074422, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (11270.983587632432, 30.711126941777746, 0.09806714014530812, 172903384192.0, 2936.0)),
+     (11217.596776132848, 30.56565879055272, 0.10330621315500166, 172903384192.0, 2936.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
      (3064.9314848243034, 5.782889594008119, 0.23234645354318265, 135663183872.0, 8480.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
-     (1192.0710223702183, 38.250985945090925, 0.05712785466753715, 60794288064.0, 12760.0)),
+     (1144.9836276663912, 36.78826670631568, 0.06557509848281172, 60794288064.0, 12760.0)),
 ]
 
 
@@ -56,7 +57,7 @@ def test_pp1_reproduces_the_numbers_from_before_pipeline_parallelism(case, befor
 def test_pp1_rows_follow_the_single_stage_closed_forms(model, acc, gpus, mode):
     """For every pp = 1 layout and several loads: per-user speed 1 / step, throughput = tokens per
     iteration x dp / (step x tp x dp), and memory = weights + KV + workspace of the whole model."""
-    ctx = inf._context(model, acc, "fp8", 1000, 1000, None, mode, "central")
+    ctx = sctx.context(model, acc, "fp8", 1000, 1000, None, mode, "central")
     c = inf.candidates(ctx, gpus, {"pp": 1})
     assert len(c["tp"]) and np.all(c["pp"] == 1)
     for per_rank in (1.0, 7.0, 64.0):
@@ -78,7 +79,7 @@ def test_single_stage_functions_are_the_whole_model():
     np.testing.assert_array_equal(pipe.through_stages_s(s, 1.0, td, tm, th), whole)
     assert pipe.stage_fraction(s.layers, 1.0) == 1.0
     assert pipe.end_embedding_params(s, 1.0) == architecture.embedding_params(s)
-    ctx = inf._context("DeepSeek-V3", "H200", "fp8", 1000, 1000, None, "aggregated", "central")
+    ctx = sctx.context("DeepSeek-V3", "H200", "fp8", 1000, 1000, None, "aggregated", "central")
     assert np.all(pipe.stage_send_s(ctx, np.array([1.0, 1e4]), 8.0, 1.0, 1.0) == 0.0)
 
 
@@ -121,8 +122,8 @@ def test_tiny_two_stage_iteration_by_hand():
     b / (2 t_stage); each GPU holds half the layers' weights and KV cache for 2b sequences plus one
     V x d embedding matrix (BF16)."""
     b = 16.0
-    two = inf._context(WIDE, "H200", "fp8", 4000, 1000, None, "decode", "central")
-    half = inf._context({**WIDE, "layers": 2}, "H200", "fp8", 4000, 1000, None, "decode", "central")
+    two = sctx.context(WIDE, "H200", "fp8", 4000, 1000, None, "decode", "central")
+    half = sctx.context({**WIDE, "layers": 2}, "H200", "fp8", 4000, 1000, None, "decode", "central")
     one = dict(tp=1.0, dp=1.0, ep=1.0, replicas=1.0)
     r2 = inf.evaluate(two, {**one, "pp": 2.0, "concurrency": 2 * b})
     r1 = inf.evaluate(half, {**one, "pp": 1.0, "concurrency": b})
@@ -146,7 +147,7 @@ def test_tiny_two_stage_iteration_by_hand():
 
 
 def test_send_crosses_the_nic_only_between_domains():
-    ctx = inf._context(LLAMA405, "H100-SXM", "bf16", 1000, 1000, None, "decode", "central")
+    ctx = sctx.context(LLAMA405, "H100-SXM", "bf16", 1000, 1000, None, "decode", "central")
     tokens = np.array([64.0])
     inside = pipe.stage_send_s(ctx, tokens, 4.0, 1.0, 2.0)           # 8 GPUs: one domain
     across = pipe.stage_send_s(ctx, tokens, 8.0, 1.0, 2.0)           # 16 GPUs: two domains
@@ -162,7 +163,7 @@ def test_send_crosses_the_nic_only_between_domains():
 
 @pytest.mark.parametrize("model,mode", list(itertools.product((LLAMA70, QWEN30, "DeepSeek-V3"), inf.MODES)))
 def test_more_stages_never_raise_per_user_speed_at_the_same_micro_batch(model, mode):
-    ctx = inf._context(model, "H100-SXM", "fp8", 2000, 500, None, mode, "central")
+    ctx = sctx.context(model, "H100-SXM", "fp8", 2000, 500, None, mode, "central")
     for b in (1.0, 8.0, 128.0):
         speeds = []
         for pp in (1.0, 2.0, 4.0):
@@ -196,7 +197,7 @@ def test_405b_bf16_on_16_h100_is_served_with_a_pipeline():
 
 
 def test_candidates_pipeline_only_across_whole_domains_unless_fixed():
-    ctx = inf._context(LLAMA70, "H100-SXM", "fp8", 1000, 1000, None, "aggregated", "central")
+    ctx = sctx.context(LLAMA70, "H100-SXM", "fp8", 1000, 1000, None, "aggregated", "central")
     c = inf.candidates(ctx, 32)
     multi = c["pp"] > 1
     assert multi.any() and np.all((c["tp"] * c["dp"])[multi] % 8 == 0)

@@ -30,13 +30,18 @@ over-prediction of MoE runs whose dataset is not much larger than one batch. Run
 left is GPU time, not scheduling: at the blog's batches the measured iteration (output tokens/s per GPU over
 sequences per rank) is 1.5-2.5x the modelled one, and the same large-batch MoE gap shows in Qwen3-30B-A3B
 on B200 (there hidden because the host time binds).
+MLPerf's DeepSeek-R1 rows carry their dataset's output-length spread (``output_tokens_cv`` 1.114 at the 20,000-token
+cap, from the per-sample reference lengths in ``data/workloads/lengths/``): a full batch holds long reasoning outputs
+in proportion to their length (:mod:`serving_lengths`), which took those runs from +104-152% (Offline) to +25-65%.
+NVFP4 expert GEMMs run at the FP8 tensor rate (``grouped_fp4_speedup``: published fused NVFP4 MoE kernels on B200
+and B300 reach ~3 PFLOP/s, the FP8 burst rate of both), which took the stated cases' median from 13.1% to 10.7%.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from intelligence_per_dollar.model import efficiency, inference, peaks, serving_slo
+from intelligence_per_dollar.model import efficiency, inference, peaks, serving_context, serving_slo
 from intelligence_per_dollar.sources import hardware, runs
 
 __all__ = ["predict", "predict_as_user", "is_max_load", "validation_table", "user_table", "validation_summary"]
@@ -61,16 +66,21 @@ def _predict_gemm(case: dict, scenario: str) -> float:
     t = float(efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peaks.dense_flop_per_s(acc, p),
                                      hbm_bytes_per_s=acc.hbm_bytes_per_s, ceil=ceil, precision=p,
                                      operand_bytes=hardware.BYTES_PER_ELEMENT[p], output_bytes=2.0, groups=groups))
-    return max(t, inference._assumed("eager_dispatch_s", scenario))
+    return max(t, serving_context.assumed("eager_dispatch_s", scenario))
 
 
 def _engine_kwargs(case: dict, scenario: str) -> dict:
     """The keyword arguments of :func:`inference.estimate` / ``frontier`` a case states (KV precision, mode,
-    overlap, implementation, scheduler and its limits)."""
+    overlap, implementation, scheduler and its limits, the spread of its output lengths)."""
     return dict(kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
                 comm_overlap=case["comm_overlap"], implementation=case["implementation"],
                 scheduler=case.get("scheduler") or "physics", max_batch_size=case.get("max_batch_size"),
-                max_num_tokens=case.get("max_num_tokens"))
+                max_num_tokens=case.get("max_num_tokens"), **_length_kwargs(case))
+
+
+def _length_kwargs(case: dict) -> dict:
+    """``output_tokens_cv`` / ``output_tokens_max`` of a case's dataset (0 / None: one output length)."""
+    return dict(output_tokens_cv=case.get("output_tokens_cv") or 0.0, output_tokens_max=case.get("output_tokens_max"))
 
 
 def is_max_load(case: dict) -> bool:
@@ -139,9 +149,10 @@ def predict_as_user(case: dict, scenario: str = "central") -> float:
     """A max-load case predicted as a user calls the model: :func:`inference.frontier` with the
     case's model, accelerator, GPU count, precision and lengths and every other argument at its
     default (layouts searched, the default KV precision, the engine-default batch limits, steady
-    state rather than the benchmark's finite dataset), taking the largest output tokens/s per GPU."""
+    state rather than the benchmark's finite dataset), taking the largest output tokens/s per GPU. The lengths
+    include how the dataset's output lengths vary (``output_tokens_cv``, ``output_tokens_max``) where it states it."""
     f = inference.frontier(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
-                           case["output_tokens"], mode=case["mode"], scenario=scenario)
+                           case["output_tokens"], mode=case["mode"], scenario=scenario, **_length_kwargs(case))
     return float(f["output_tokens_per_s_per_gpu"].max())
 
 

@@ -43,7 +43,8 @@ QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8
               "kernel_overhead_s", "hbm_fraction", "attention_fraction_bf16", "attention_seq_half",
               "scaleup_efficiency", "scaleup_latency_s", "scaleout_efficiency", "scaleout_latency_s",
               "elementwise_traffic_fwd", "elementwise_traffic_bwd", "memory_usable_fraction",
-              "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm")
+              "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm",
+              "grouped_fp4_speedup")
 #: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
 #: streaming and paged decode attention run at the copy rate unless measured otherwise.
 FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
@@ -73,6 +74,7 @@ class Ceilings:
     gemm_stream_fraction: float
     decode_attention_hbm_fraction: float
     grouped_gemm_overlap_norm: float
+    grouped_fp4_speedup: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""
@@ -187,6 +189,22 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
         return np.maximum(t_compute, t_memory) + ceil.kernel_overhead_s
     big = np.maximum(np.maximum(t_compute, t_memory), 1e-300)    # scaled: no overflow of t^p
     return big * ((t_compute / big) ** p + (t_memory / big) ** p) ** (1.0 / p) + ceil.kernel_overhead_s
+
+
+def grouped_peak_flop_per_s(precision: str, peak_flop_per_s: float, fp8_peak_flop_per_s: float | None,
+                            ceil: Ceilings) -> float:
+    """The peak a grouped (MoE) GEMM at ``precision`` is timed against in :func:`gemm_time_s`.
+
+    NVFP4 grouped MoE kernels run at the FP8 tensor rate times ``grouped_fp4_speedup`` (1.0: published fused
+    MoE timings on B200 and B300 reach ~3.0-3.3 PFLOP/s marginal, the FP8 burst rate of both, although B300's
+    dense FP4 is 3x its FP8; ``data/efficiency/ceilings.csv``), never above the FP4 rate. Other precisions
+    keep their dense peak. The serving model applies it; the training model keeps the dense FP4 rate for its
+    NVFP4 expert GEMMs, as no published NVFP4 grouped *training* kernel timing was found (applied there, it would
+    raise the 10T-MoE headline's GB200 count by ~15%)."""
+    if precision != "fp4" or not fp8_peak_flop_per_s:
+        return peak_flop_per_s
+    ratio = ceil.gemm_fraction("fp8") / ceil.gemm_fraction("fp4")     # keeps the fp4 fraction gemm_time_s applies
+    return min(peak_flop_per_s, fp8_peak_flop_per_s * ceil.grouped_fp4_speedup * ratio)
 
 
 def gemm_efficiency(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,

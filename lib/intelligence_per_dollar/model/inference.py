@@ -66,6 +66,8 @@ binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 se
 
 **Pipeline parallelism** (``pp``): stages of whole layers, ``pp`` micro-batches in flight (:mod:`serving_pipeline`).
 **Host offload** (``weight_offload``): part of the layer weights streamed from host memory (:mod:`serving_offload`).
+**Output lengths that vary** (``output_tokens_cv``, ``output_tokens_max``): a full batch holds long requests in
+proportion to their length, so the decode context and the KV cache per sequence grow (:mod:`serving_lengths`).
 
 **Capacity.** Weights per GPU (dense weights split by TP and replicated across attention-DP ranks, experts split
 across the replica), the KV cache of every sequence at its *full* length ``ISL + OSL`` (TensorRT-LLM's
@@ -88,32 +90,19 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
+from intelligence_per_dollar.model import architecture, efficiency
 from intelligence_per_dollar.model import serving_benchmarks as bench
+from intelligence_per_dollar.model import serving_context as sctx
 from intelligence_per_dollar.model import serving_kernels as kern, serving_layouts as layouts, serving_pipeline as pipe
 from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.model import serving_schedulers as sched
+from intelligence_per_dollar.model.serving_context import IMPLEMENTATIONS, MAX_GPUS, MODES, PRECISIONS
 from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, candidates
-from intelligence_per_dollar.sources import assumptions, checks, hardware, models
+from intelligence_per_dollar.sources import checks
 
 __all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTIER_COLUMNS", "Estimate", "estimate",
            "frontier", "evaluate", "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw"]
 
-PRECISIONS = ("bf16", "fp8", "fp4")
-#: ``aggregated``: prefill piggybacks on decode iterations (Eq. 1); ``decode``: a decode-only
-#: instance (disaggregated serving); ``prefill``: a prefill-only instance, whose throughput is
-#: input tokens/s.
-MODES = ("aggregated", "decode", "prefill")
-#: ``engine``: a fused serving engine (TensorRT-LLM, SGLang, vLLM): few non-GEMM kernels per layer,
-#: gather-reduce top-k combine. ``pytorch``: the unfused PyTorch decode step this project measured on
-#: its H200 (``tools/measure_gpu.py``: more kernels per layer, atomic ``index_add_`` combine).
-IMPLEMENTATIONS = ("engine", "pytorch")
-
-
-def _assumed(name: str, scenario: str) -> float:
-    """One value of ``data/assumptions/inference.csv`` (tile rows, kernels per layer ...) under ``scenario``."""
-    a = assumptions.assumptions("inference.csv")[name]
-    return {"low": a.low, "central": a.central, "high": a.high}[scenario]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,108 +123,17 @@ def tokens_per_s_per_mw(output_tokens_per_s_per_gpu, power_w_per_gpu):
 
 
 # ---------------------------------------------------------------------------------------------
-# context: validated, static per (model, accelerator, precision, lengths)
-# ---------------------------------------------------------------------------------------------
-
-#: Most GPUs one call may serve on (a billion): keeps the divisor enumeration of :func:`candidates`
-#: (at most 1,344 divisors below it) and every array it builds small.
-MAX_GPUS = 10**9
-
-
-def default_kv_precision(s: models.ModelSpec, acc: hardware.Accelerator, precision: str) -> str:
-    """The KV-cache precision engines pick when none is given (``auto``: what the checkpoint carries).
-
-    BF16 weights keep a BF16 cache; NVIDIA ModelOpt FP8/FP4 checkpoints carry FP8 KV scales (TensorRT-LLM
-    ``kv_cache_config.dtype`` auto, SGLang/vLLM ``kv_cache_dtype`` auto) -- except MLA on GPUs without FP4
-    tensor cores (FlashMLA README: BF16/FP16 cache; TensorRT-LLM DeepSeek-R1 H200 recipe: "KV cache dtype
-    default (16-bit)") and checkpoints released quantised by their authors (``expert_weight_precision``,
-    GPT-OSS's MXFP4), which carry no KV scales: TensorRT-LLM's GPT-OSS benchmark sets ``dtype: fp8``
-    explicitly on Blackwell, "Hopper: use auto" (docs/source/developer-guide/perf-overview.md at 03e27c7).
-    """
-    if precision == "bf16" or s.expert_weight_precision or (architecture.is_mla(s) and not acc.supports("fp4")):
-        return "bf16"
-    return "fp8"
-
-
-def _check_choices(precision, kv_precision, mode, implementation, s, acc) -> str:
-    """Validate the string options; returns the KV-cache precision (:func:`default_kv_precision` if None)."""
-    checks.choice("precision", precision, PRECISIONS)
-    if kv_precision is None:
-        kv_precision = default_kv_precision(s, acc, precision)
-    checks.choice("kv_precision", kv_precision, PRECISIONS)
-    checks.choice("mode", mode, MODES)
-    checks.choice("implementation", implementation, IMPLEMENTATIONS)
-    return kv_precision
-
-
-def _links(acc: hardware.Accelerator, ceil: efficiency.Ceilings) -> tuple[collectives.Link, collectives.Link]:
-    """(scale-up, scale-out) links of one GPU with the calibrated efficiencies and latencies."""
-    up_bw = acc.scaleup_bytes_per_s_one_way if acc.scaleup_bytes_per_s_bidirectional else acc.scaleout_bytes_per_s
-    up = collectives.Link(up_bw, ceil.scaleup_efficiency, ceil.scaleup_latency_s)
-    out = collectives.Link(acc.scaleout_bytes_per_s or up_bw / 18, ceil.scaleout_efficiency, ceil.scaleout_latency_s)
-    return up, out
-
-
-def _param_totals(s: models.ModelSpec) -> dict[str, float]:
-    """Parameters per layer by part plus the dense, expert and embedding totals."""
-    p = architecture.params_per_layer(s)
-    emb = architecture.embedding_params(s)
-    L_moe = architecture.moe_layers(s)
-    expert_total = L_moe * s.experts * p["expert"] if L_moe else 0.0
-    dense_total = architecture.total_params(s) - emb - expert_total
-    return {"expert_total": expert_total, "dense_total": dense_total, "embedding": emb,
-            **{k: float(v) for k, v in p.items()}}
-
-
-def _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
-             comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None),
-             weight_offload=False) -> kern.Context:
-    s = models.spec(model)
-    acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
-    kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
-    kern.check_catalogue_fields(acc)
-    bench = sched.is_trtllm_bench(sched.check_scheduler(scheduler))
-    torch_ref = implementation == "pytorch"
-    isl = checks.positive_int("input_tokens", input_tokens)
-    osl = checks.positive_int("output_tokens", output_tokens)
-    max_bs, max_tok = sched.check_limits(*limits, isl, scheduler)
-    # 4-bit weights on GPUs without FP4 tensor cores are dequantised and multiplied in FP8
-    run = precision if acc.supports(precision) else next(
-        p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):] if acc.supports(p))
-    ceil = efficiency.ceilings(acc, scenario)
-    up, out = _links(acc, ceil)
-    return kern.Context(
-        s, acc, ceil, precision, run, hardware.BYTES_PER_ELEMENT[precision],
-        architecture.kv_cache_bytes_per_token(s, hardware.BYTES_PER_ELEMENT[kv_precision]),
-        peaks.dense_flop_per_s(acc, run), acc.bf16_dense_flop_per_s, up, out,
-        int(acc.scaleup_domain_gpus), isl, osl, mode, _assumed("moe_tile_rows", scenario),
-        _assumed("pytorch_kernels_per_layer" if torch_ref else "other_kernels_per_layer", scenario),
-        bool(comm_overlap), implementation, _assumed("kernel_floor_s", scenario),
-        _assumed("pytorch_moe_kernels_per_layer" if torch_ref else "moe_kernels_per_layer", scenario),
-        _assumed("grouped_gemm_hbm_efficiency", scenario), _assumed("grouped_gemm_launch_s", scenario),
-        _assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
-        _assumed("expert_load_cv", scenario), _assumed("host_step_s", scenario),
-        _assumed("host_per_sequence_s", scenario), _param_totals(s),
-        expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
-        expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
-        kv_block_tokens=_assumed("kv_block_tokens", scenario),
-        prefill_chunk_tokens=np.inf if bench else _assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
-        max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
-        host_link_efficiency=_assumed("host_link_efficiency", scenario),
-        memory_fraction=_assumed("serving_memory_fraction", scenario))
-
-
-# ---------------------------------------------------------------------------------------------
 # the vectorised evaluator: token mix -> layer stages -> step -> host -> memory
 # ---------------------------------------------------------------------------------------------
 
 def _token_mix(ctx: kern.Context, b):
-    """(decode tokens, prefill tokens, mean decode context) per attention rank per iteration (Eq. 1)."""
+    """(decode tokens, prefill tokens, mean decode context) per attention rank per iteration (Eq. 1); the context
+    is ``ISL`` plus the mean position of a running sequence (``OSL / 2``, more when lengths vary: serving_lengths)."""
     isl, osl = ctx.isl, ctx.osl
     if ctx.mode == "aggregated":
-        return b, b * isl / osl, isl + osl / 2.0
+        return b, b * isl / osl, isl + ctx.decode_position_tokens
     if ctx.mode == "decode":
-        return b, 0.0 * b, isl + osl / 2.0
+        return b, 0.0 * b, isl + ctx.decode_position_tokens
     return 0.0 * b, b * isl, 0.0        # prefill: b prompts per iteration, one output token each
 
 
@@ -432,12 +330,13 @@ class Estimate:
 
 
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
-           comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None), weight_offload=False):
+           comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None), weight_offload=False,
+           output_spread=(0.0, None)):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
     checks.choice("scenario", scenario, efficiency.SCENARIOS)
     checks.boolean("comm_overlap", comm_overlap)
-    ctx = _context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
-                   implementation, scheduler, limits, weight_offload)
+    ctx = sctx.context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
+                       implementation, scheduler, limits, weight_offload, output_spread)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
     fixed = layouts.check_parallelism(ctx, gpus, parallelism or {})
@@ -478,22 +377,25 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, implementation: str = "engine", scheduler: str = "physics",
              requests: int | None = None, max_batch_size: int | None = None,
-             max_num_tokens: int | None = None, weight_offload: bool | float | None = None) -> Estimate:
+             max_num_tokens: int | None = None, weight_offload: bool | float | None = None,
+             output_tokens_cv: float = 0.0, output_tokens_max: int | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
     max-throughput offline benchmark). ``parallelism``: None to choose the fastest valid
     (tp, dp, ep, pp), or a dict fixing some of them. ``kv_precision`` None: what engines pick
-    (:func:`default_kv_precision`). Raises ``ValueError`` naming the constraint: unknown precision,
+    (:func:`serving_context.default_kv_precision`). Raises ``ValueError`` naming the constraint: unknown precision,
     impossible parallelism, weights or KV cache that do not fit. ``requests`` (trtllm-bench): tokens/s per GPU
     of a finite run (:func:`serving_benchmarks.output_tokens_per_s_per_gpu`); other fields: the steady state.
     ``max_batch_size`` (sequences per attention rank) / ``max_num_tokens`` (per iteration): the engine's
     scheduler limits when set (None: :func:`serving_schedulers.limits`' defaults). ``weight_offload``: layer weights
     streamed from host memory (:mod:`serving_offload`; None: only if nothing fits otherwise and the host link is
-    NVLink-C2C; True: searched on any host link; a number in (0, 1]: that share; False: never)."""
+    NVLink-C2C; True: searched on any host link; a number in (0, 1]: that share; False: never).
+    ``output_tokens_cv`` / ``output_tokens_max``: how much output lengths vary around ``output_tokens`` and their
+    cap (:mod:`serving_lengths`; 0 / None: every request has ``output_tokens``)."""
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
-                          (max_batch_size, max_num_tokens), weight_offload)
+                          (max_batch_size, max_num_tokens), weight_offload, (output_tokens_cv, output_tokens_max))
     requests = bench.check_requests(requests, ctx)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
@@ -536,7 +438,8 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              kv_precision: str | None = None, mode: str = "aggregated", scenario: str = "central",
              comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
              scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
-             envelope: bool = True, weight_offload: bool | float | None = None):
+             envelope: bool = True, weight_offload: bool | float | None = None, output_tokens_cv: float = 0.0,
+             output_tokens_max: int | None = None):
     """The throughput-interactivity frontier (``envelope=False``: every layout and concurrency that fits,
     before the Pareto envelope is taken, for filters on other axes such as TTFT, :mod:`serving_slo`).
 
@@ -548,11 +451,12 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     layout that reaches it (``tp``, ``dp``, ``ep``, ``pp``, ``replicas``). ``concurrency`` an array: one
     row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
     and NaN metrics. Columns: :data:`FRONTIER_COLUMNS` (``offload``: the share of the layer weights streamed from
-    host memory). ``max_batch_size``, ``max_num_tokens``, ``weight_offload``: as in :func:`estimate`.
+    host memory). ``max_batch_size``, ``max_num_tokens``, ``weight_offload``, ``output_tokens_cv``,
+    ``output_tokens_max``: as in :func:`estimate`.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
-                          (max_batch_size, max_num_tokens), weight_offload)
+                          (max_batch_size, max_num_tokens), weight_offload, (output_tokens_cv, output_tokens_max))
     checks.boolean("envelope", envelope)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:

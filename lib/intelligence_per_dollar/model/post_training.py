@@ -58,7 +58,7 @@ from typing import Mapping
 
 import numpy as np
 
-from intelligence_per_dollar.model import architecture, inference, training
+from intelligence_per_dollar.model import architecture, inference, serving_context, training
 from intelligence_per_dollar.sources import assumptions as assumption_files
 from intelligence_per_dollar.sources import checks, hardware, models, workloads
 
@@ -224,9 +224,9 @@ def _decode_coefficients(spec, accelerator, gpus, precision, isl, osl, efficienc
     :func:`rl_step` picks the layout that finishes the rollouts first: the one that serves the most
     tokens/s at full load can be a poor one for the long tail (decoded at a small batch, where ``a``
     binds), e.g. attention DP over 32 GPUs with its collectives."""
-    agg = inference._context(spec, accelerator, precision, isl, osl, None, "aggregated", "central")
+    agg = serving_context.context(spec, accelerator, precision, isl, osl, None, "aggregated", "central")
     c = inference.candidates(agg, gpus, {"pp": 1})       # the rollout model below is single-stage
-    ctx = inference._context(spec, accelerator, precision, isl, osl, None, "decode", "central")
+    ctx = serving_context.context(spec, accelerator, precision, isl, osl, None, "decode", "central")
     mc = inference.max_concurrency(ctx, c)
     ranks = c["replicas"] * c["dp"]
     ok = mc >= ranks
@@ -239,7 +239,7 @@ def _decode_coefficients(spec, accelerator, gpus, precision, isl, osl, efficienc
     tf = inference.evaluate(ctx, {**c, "concurrency": ranks * b_full})["step_s"]
     slope = np.maximum((tf - t1) / np.maximum(b_full - 1.0, 1.0), 0.0)
     a = np.maximum(t1 - slope, 0.0)
-    pctx = inference._context(spec, accelerator, precision, isl, 1, None, "prefill", "central")
+    pctx = serving_context.context(spec, accelerator, precision, isl, 1, None, "prefill", "central")
     t_pre = inference.evaluate(pctx, {**c, "concurrency": ranks * 8})["step_s"] / 8.0   # per prompt per rank, batched
     out = (a / efficiency_, slope / efficiency_, mc, ranks, t_pre / efficiency_,
            np.stack([c["tp"], c["dp"], c["ep"]], axis=1))

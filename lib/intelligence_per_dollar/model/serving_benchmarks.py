@@ -27,67 +27,96 @@ them, :func:`output_tokens_per_s` times them with the model's own iteration time
 
 from __future__ import annotations
 
-import collections
+import heapq
 import math
 from typing import Callable
 
 import numpy as np
 
 from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.model import serving_lengths as lengths
 from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import checks
 
-__all__ = ["phases", "output_tokens_per_s", "check_requests", "output_tokens_per_s_per_gpu"]
+__all__ = ["phases", "output_tokens_per_s", "check_requests", "slot_lengths", "output_tokens_per_s_per_gpu"]
 
 
-def phases(isl: int, osl: int, requests: int, batch: int, tokens: int):
+def phases(isl: int, osl: int, requests: int, batch: int, tokens: int, lengths=None):
     """(iterations, decode sequences, prefill tokens, mean decode context) arrays, one row per phase,
     of one rank serving ``requests`` requests of ``isl`` + ``osl`` tokens queued at once with at most
-    ``batch`` sequences and ``tokens`` tokens per iteration (see the module docstring)."""
+    ``batch`` sequences and ``tokens`` tokens per iteration (see the module docstring). ``lengths``: each
+    request's output length in admission order (None: all ``osl``); a request of length ``L`` admitted at
+    ``a`` frees its slot at ``a + L``."""
     isl, osl, requests = (checks.positive_int(k, v) for k, v in (("isl", isl), ("osl", osl), ("requests", requests)))
     batch = checks.positive_int("batch", batch, whole_floats=True)
     tokens = checks.integer("tokens", tokens, low=isl, whole_floats=True)      # a prompt must fit in one iteration (no chunking)
-    cohorts = collections.deque()              # (admission iteration, requests) in admission order
-    rows, i, queue, run, sum_a = [], 0, requests, 0, 0
-    while queue or run:
-        while cohorts and cohorts[0][0] + osl <= i:             # finished at a + OSL - 1
-            a, n = cohorts.popleft()
-            run, sum_a = run - n, sum_a - n * a
-        k = min(queue, batch - run, (tokens - run) // isl)
+    todo = _lengths(lengths, osl, requests)
+    ends: list[tuple[int, int]] = []           # heap of (iteration the slot frees, admission iteration)
+    rows, i, nxt, run, sum_a = [], 0, 0, 0, 0
+    while nxt < requests or run:
+        while ends and ends[0][0] <= i:                          # finished at a + L - 1
+            _, a = heapq.heappop(ends)
+            run, sum_a = run - 1, sum_a - a
+        k = min(requests - nxt, batch - run, (tokens - run) // isl)
         context = isl + i - sum_a / run if run else 0.0
         if k > 0:
             rows.append((1, run, k * isl, context))
-            cohorts.append((i, k))
-            queue, run, sum_a, i = queue - k, run + k, sum_a + k * i, i + 1
+            for length in todo[nxt:nxt + k]:
+                heapq.heappush(ends, (i + int(length), i))
+            nxt, run, sum_a, i = nxt + k, run + k, sum_a + k * i, i + 1
         elif run:                                                # decode until the next completion
-            m = cohorts[0][0] + osl - i
+            m = ends[0][0] - i
             rows.append((m, run, 0, context + (m - 1) / 2.0))
             i += m
     m, d, p, x = (np.array(v, float) for v in zip(*rows))
     return m, d, p, x
 
 
-def output_tokens_per_s(step_s: Callable, isl: int, osl: int, requests: int, batch: int, tokens: int) -> float:
+def _lengths(lengths, osl: int, requests: int) -> np.ndarray:
+    """The output length of each request (``osl`` for all when None), checked: ``requests`` whole numbers >= 1."""
+    if lengths is None:
+        return np.full(requests, osl, dtype=np.int64)
+    x = np.asarray(lengths)
+    if x.shape != (requests,) or not np.issubdtype(x.dtype, np.integer) or x.min() < 1:
+        raise ValueError(f"lengths must be {requests} whole numbers >= 1 (one output length per request), "
+                         f"got shape {x.shape} and dtype {x.dtype}")
+    return x
+
+
+def output_tokens_per_s(step_s: Callable, isl: int, osl: int, requests: int, batch: int, tokens: int,
+                        lengths=None) -> float:
     """Output tokens per second of one rank over the whole finite run (:func:`phases`), each phase
     timed by ``step_s(decode sequences, prefill tokens, mean context)`` (arrays, seconds per iteration)."""
-    m, d, p, x = phases(isl, osl, requests, batch, tokens)
+    m, d, p, x = phases(isl, osl, requests, batch, tokens, lengths)
     wall = float(np.sum(m * np.asarray(step_s(d, p, x), float)))
     if not (wall > 0 and math.isfinite(wall)):
         raise ValueError(f"step_s gave a total wall time of {wall} s; iteration times must be positive and finite")
-    return requests * osl / wall
+    return float(_lengths(lengths, osl, requests).sum()) / wall
 
 
 def check_requests(requests, ctx) -> int | None:
-    """``requests``: None (the steady state) or a positive whole number of requests of a finite run,
-    which needs the ``trtllm-bench`` scheduler (whole-prompt admission) and ``aggregated`` mode."""
+    """``requests``: None (the steady state) or a positive whole number of requests of a finite run, which
+    needs ``aggregated`` mode and a token budget that holds a whole prompt (prompts are admitted whole: exact
+    for ``trtllm-bench``, and within a prompt's piece of an iteration for chunked-prefill engines)."""
     if requests is None:
         return None
     requests = checks.positive_int("requests", requests)
-    if not sched.is_trtllm_bench(ctx.scheduler) or ctx.mode != "aggregated":
-        raise ValueError(f"requests={requests} (a finite offline benchmark) needs scheduler='trtllm-bench' and "
-                         f"mode='aggregated', not scheduler={ctx.scheduler!r}, mode={ctx.mode!r}")
+    if ctx.mode != "aggregated":
+        raise ValueError(f"requests={requests} (a finite offline benchmark) needs mode='aggregated', "
+                         f"not mode={ctx.mode!r}")
+    if ctx.max_num_tokens is not None and ctx.max_num_tokens < ctx.isl:
+        raise ValueError(f"requests={requests} (a finite offline benchmark) admits prompts whole, so "
+                         f"max_num_tokens={ctx.max_num_tokens} must be at least input_tokens={ctx.isl}")
     return requests
+
+
+def slot_lengths(ctx, n: int):
+    """Output lengths of the ``n`` requests one slot serves, in admission order: None when every request has
+    ``OSL``, else ``n`` quantiles of the length distribution in a well-mixed order (:mod:`serving_lengths`)."""
+    if ctx.osl_cv == 0.0:
+        return None
+    return lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, n)[lengths.admission_order(n)]
 
 
 def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Callable) -> np.ndarray:
@@ -116,6 +145,7 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
             return pp * np.maximum(t_gpu, t_host)
 
         slot_batch = max(math.floor(batch[j] / (rep * dp * pp)), 1)
-        per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, tokens[j])
+        budget = max(tokens[j], ctx.isl)                       # prompts whole (chunked engines: within a piece)
+        per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, budget, slot_lengths(ctx, n))
         out[j] = per_rank * requests / n / (tp * dp * rep * pp)
     return out

@@ -26,7 +26,8 @@ from typing import Mapping
 
 import numpy as np
 
-from intelligence_per_dollar.model import architecture, collectives, efficiency
+from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
+from intelligence_per_dollar.model import serving_lengths as lengths
 from intelligence_per_dollar.sources import checks, hardware, models
 
 __all__ = ["ACTIVATION_BYTES", "HEAD_BYTES", "EMBEDDING_BYTES", "Context", "expected_experts_touched",
@@ -87,6 +88,18 @@ class Context:
     weight_offload: bool | float | None = False   # serving_offload: None auto, True search, a share, False never
     host_link_efficiency: float = 1.0  # achieved host-to-GPU copy rate over the link's rate
     memory_fraction: float = 0.90      # share of the device memory the engine fills (serving_memory_fraction)
+    osl_cv: float = 0.0                # coefficient of variation of the output lengths (serving_lengths)
+    osl_max: int | None = None         # the output-length cap (None: none)
+
+    @property
+    def decode_position_tokens(self) -> float:
+        """Mean tokens generated so far by a running sequence (``OSL / 2`` with one length; serving_lengths)."""
+        return lengths.in_flight_position_tokens(self.osl, self.osl_cv, self.osl_max)
+
+    @property
+    def reserved_output_tokens(self) -> float:
+        """Output tokens of KV cache a running sequence comes to hold (``OSL`` with one length)."""
+        return lengths.in_flight_final_tokens(self.osl, self.osl_cv, self.osl_max)
 
     @property
     def expert_bytes(self) -> float:
@@ -124,7 +137,7 @@ def check_catalogue_fields(acc: hardware.Accelerator) -> None:
 
 def divisors(n: int) -> list[int]:
     """The divisors of ``n`` in ascending order, from its prime factorisation (trial division up
-    to sqrt(n): 31,623 steps at most for n <= :data:`inference.MAX_GPUS`)."""
+    to sqrt(n): 31,623 steps at most for n <= :data:`serving_context.MAX_GPUS`)."""
     factors: dict[int, int] = {}
     m, p = n, 2
     while p * p <= m:
@@ -231,8 +244,10 @@ def grouped_gemm_s(ctx: Context, m, n, k, groups):
     Experts a checkpoint stores in a precision the tensor cores cannot multiply (MXFP4 on Hopper)
     run weight-only: dequantised in the kernel's main loop and multiplied with BF16 activations
     (``expert_weight_only``; OpenAI ``triton_kernels`` matmul_ogs, TensorRT-LLM's TRITON MoE backend
-    for GPT-OSS on Hopper; Frantar et al. 2024 "MARLIN", arXiv 2408.11743): 4-bit bytes, BF16 FLOP rate."""
+    for GPT-OSS on Hopper; Frantar et al. 2024 "MARLIN", arXiv 2408.11743): 4-bit bytes, BF16 FLOP rate.
+    NVFP4 experts multiply at the FP8 tensor rate (:func:`efficiency.grouped_peak_flop_per_s`)."""
     run, peak = ("bf16", ctx.bf16_peak) if ctx.expert_weight_only else (ctx.run_precision, ctx.peak)
+    peak = efficiency.grouped_peak_flop_per_s(run, peak, peaks.dense_flop_per_s(ctx.acc, "fp8", fallback=True), ctx.ceil)
     t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak,
                                hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
                                ceil=ctx.ceil, precision=run, operand_bytes=ctx.expert_bytes,

@@ -132,14 +132,15 @@ def memory_bytes(ctx: kern.Context, tp, r, b, dec, pre, pp=1.0):
     Weights: the stage's layers (:func:`stage_fraction`) with dense weights split by TP and experts
     over the stage's ``r = tp dp`` GPUs, plus its BF16 embedding or LM head
     (:func:`end_embedding_params`). KV cache: the stage's layers for every sequence of all ``pp``
-    micro-batches (``pp b`` per attention rank) at its full length. Workspace (affine in ``b`` so
+    micro-batches (``pp b`` per attention rank) at its full length (the expected final length of a running
+    sequence, :attr:`serving_kernels.Context.reserved_output_tokens`). Workspace (affine in ``b`` so
     that capacity solves in closed form): activations of one micro-batch's largest iteration
     (decode batch + its prefill share + one whole prompt) and FP32 logits.
     """
     s, d = ctx.s, ctx.s.d_model
     frac = stage_fraction(s.layers, pp)
     w = layer_weight_bytes(ctx, tp, r, pp) + end_embedding_params(s, pp) / tp * kern.EMBEDDING_BYTES
-    seq_len = ctx.isl + (ctx.osl if ctx.mode != "prefill" else 1)
+    seq_len = ctx.isl + (ctx.reserved_output_tokens if ctx.mode != "prefill" else 1)
     kv = (pp * b) * kern.kv_tokens_per_layer(ctx, seq_len, windowed=False) * ctx.kv_bytes_per_token \
         / kern.kv_shards(ctx, tp) * frac
     T_max = dec + pre + (ctx.isl if ctx.mode != "prefill" else 0.0)

@@ -76,6 +76,11 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
             # scheduler limits the run set (empty: the engine's default or trtllm-bench's heuristic)
             **{k: _positive_int(path, row, rec, k) if rec.get(k) else None
                for k in ("requests", "max_batch_size", "max_num_tokens")},
+            # optional: how the dataset's output lengths vary (coefficient of variation, cap; empty: one length)
+            "output_tokens_cv": (io.parse_float(path, row, "output_tokens_cv", rec["output_tokens_cv"])
+                                 if rec.get("output_tokens_cv") else 0.0),
+            "output_tokens_max": _positive_int(path, row, rec, "output_tokens_max") if rec.get("output_tokens_max")
+            else None,
             # optional: the latency limits a run was held to (MLPerf Server: p99 TTFT and TPOT; empty: max load)
             **{k: io.parse_float(path, row, k, rec[k], positive=True) if rec.get(k) else None
                for k in ("ttft_limit_s", "tpot_limit_s")},

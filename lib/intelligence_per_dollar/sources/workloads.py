@@ -23,7 +23,7 @@ from typing import Mapping
 from intelligence_per_dollar.sources import hardware, io, models
 
 __all__ = ["TrainingWorkload", "RLWorkload", "ServingWorkload", "RL_ALGORITHMS", "SIZING_REGIMES", "WORKLOAD_TYPES",
-           "training", "rl", "serving", "names", "provenance"]
+           "training", "rl", "serving", "names", "provenance", "length_sample_names", "length_sample"]
 
 #: Ways of sizing a training cluster for a deadline (the model's ``training.REGIMES``): a fixed
 #: global batch, or a batch that grows with the cluster (how vendor sizing divides a FLOP budget).
@@ -228,3 +228,32 @@ def provenance(name: str) -> Mapping[str, io.SourcedValue]:
     if name not in prov:
         raise ValueError(f"parameter workload={name!r} is not allowed; allowed: {', '.join(prov)}")
     return dict(prov[name])
+
+
+# ---------------------------------------------------------------------------------------------
+# per-sample length files of public benchmark datasets (data/workloads/lengths/)
+# ---------------------------------------------------------------------------------------------
+
+def length_sample_names() -> tuple[str, ...]:
+    """Datasets with a per-sample length file in ``data/workloads/lengths/`` (file stem)."""
+    return tuple(sorted(p.stem for p in io.data_path("workloads", "lengths").glob("*.csv")))
+
+
+@functools.lru_cache(maxsize=8)
+def _length_sample(data_dir: str, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    path = io.data_path("workloads", "lengths", f"{name}.csv")
+    rows = io.read_rows(path, ("input_length", "output_length"))
+    if not rows:
+        raise io.DataError(f"{path}: no samples")
+    ins = tuple(int(io.parse_float(path, r, "input_length", rec["input_length"], positive=True)) for r, rec in rows)
+    outs = tuple(int(io.parse_float(path, r, "output_length", rec["output_length"], positive=True)) for r, rec in rows)
+    return ins, outs
+
+
+def length_sample(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(input lengths, output lengths) in tokens, one per sample, of a dataset in ``data/workloads/lengths/``
+    (provenance in the file's header comments)."""
+    allowed = length_sample_names()
+    if name not in allowed:
+        raise ValueError(f"parameter dataset={name!r} has no length file; allowed: {', '.join(allowed)}")
+    return _length_sample(str(io.data_dir()), name)

@@ -48,7 +48,11 @@ def inference_validation(f: ap.InferenceFindings) -> str:
                f"the Offline (max-load) median is **{f.mlperf_offline_median_abs:.0%}**, the worst "
                f"{f.mlperf_offline_worst_case} at {f.mlperf_offline_worst_error:+.0%}; the Server runs, read at the best "
                f"point that meets their p99 TTFT/TPOT limits, are off by a median {f.mlperf_server_median_abs:.0%}: the "
-               f"model's latencies are steady-state means, without queueing or percentiles."
+               f"model's latencies are steady-state means, without queueing or percentiles. The DeepSeek-R1 runs carry "
+               f"their dataset's spread of output lengths (per-sample reference lengths, clipped at the 20,000-token "
+               f"cap): a full batch holds long reasoning outputs in proportion to their length, so a running sequence "
+               f"reads and reserves about twice the KV cache of a fixed-length run with the same mean "
+               f"(`serving_lengths`)."
                if f.mlperf_cases else ""))
 
 

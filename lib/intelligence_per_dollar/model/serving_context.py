@@ -1,0 +1,129 @@
+"""The static part of a serving case: model, accelerator, ceilings, precisions, lengths and the serving
+assumptions of ``data/assumptions/inference.csv``, validated once and held in a
+:class:`serving_kernels.Context` that every kernel time of :mod:`intelligence_per_dollar.model.inference` reads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from intelligence_per_dollar.model import architecture, collectives, efficiency, peaks
+from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.model import serving_lengths as lengths
+from intelligence_per_dollar.model import serving_offload as offl
+from intelligence_per_dollar.model import serving_schedulers as sched
+from intelligence_per_dollar.sources import assumptions, checks, hardware, models
+
+__all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "MAX_GPUS", "assumed", "default_kv_precision", "context"]
+
+PRECISIONS = ("bf16", "fp8", "fp4")
+#: ``aggregated``: prefill piggybacks on decode iterations (Eq. 1); ``decode``: a decode-only
+#: instance (disaggregated serving); ``prefill``: a prefill-only instance, whose throughput is
+#: input tokens/s.
+MODES = ("aggregated", "decode", "prefill")
+#: ``engine``: a fused serving engine (TensorRT-LLM, SGLang, vLLM): few non-GEMM kernels per layer,
+#: gather-reduce top-k combine. ``pytorch``: the unfused PyTorch decode step this project measured on
+#: its H200 (``tools/measure_gpu.py``: more kernels per layer, atomic ``index_add_`` combine).
+IMPLEMENTATIONS = ("engine", "pytorch")
+
+
+def assumed(name: str, scenario: str) -> float:
+    """One value of ``data/assumptions/inference.csv`` (tile rows, kernels per layer ...) under ``scenario``."""
+    a = assumptions.assumptions("inference.csv")[name]
+    return {"low": a.low, "central": a.central, "high": a.high}[scenario]
+
+
+# ---------------------------------------------------------------------------------------------
+# context: validated, static per (model, accelerator, precision, lengths)
+# ---------------------------------------------------------------------------------------------
+
+#: Most GPUs one call may serve on (a billion): keeps the divisor enumeration of :func:`candidates`
+#: (at most 1,344 divisors below it) and every array it builds small.
+MAX_GPUS = 10**9
+
+
+def default_kv_precision(s: models.ModelSpec, acc: hardware.Accelerator, precision: str) -> str:
+    """The KV-cache precision engines pick when none is given (``auto``: what the checkpoint carries).
+
+    BF16 weights keep a BF16 cache; NVIDIA ModelOpt FP8/FP4 checkpoints carry FP8 KV scales (TensorRT-LLM
+    ``kv_cache_config.dtype`` auto, SGLang/vLLM ``kv_cache_dtype`` auto) -- except MLA on GPUs without FP4
+    tensor cores (FlashMLA README: BF16/FP16 cache; TensorRT-LLM DeepSeek-R1 H200 recipe: "KV cache dtype
+    default (16-bit)") and checkpoints released quantised by their authors (``expert_weight_precision``,
+    GPT-OSS's MXFP4), which carry no KV scales: TensorRT-LLM's GPT-OSS benchmark sets ``dtype: fp8``
+    explicitly on Blackwell, "Hopper: use auto" (docs/source/developer-guide/perf-overview.md at 03e27c7).
+    """
+    if precision == "bf16" or s.expert_weight_precision or (architecture.is_mla(s) and not acc.supports("fp4")):
+        return "bf16"
+    return "fp8"
+
+
+def _check_choices(precision, kv_precision, mode, implementation, s, acc) -> str:
+    """Validate the string options; returns the KV-cache precision (:func:`default_kv_precision` if None)."""
+    checks.choice("precision", precision, PRECISIONS)
+    if kv_precision is None:
+        kv_precision = default_kv_precision(s, acc, precision)
+    checks.choice("kv_precision", kv_precision, PRECISIONS)
+    checks.choice("mode", mode, MODES)
+    checks.choice("implementation", implementation, IMPLEMENTATIONS)
+    return kv_precision
+
+
+def _links(acc: hardware.Accelerator, ceil: efficiency.Ceilings) -> tuple[collectives.Link, collectives.Link]:
+    """(scale-up, scale-out) links of one GPU with the calibrated efficiencies and latencies."""
+    up_bw = acc.scaleup_bytes_per_s_one_way if acc.scaleup_bytes_per_s_bidirectional else acc.scaleout_bytes_per_s
+    up = collectives.Link(up_bw, ceil.scaleup_efficiency, ceil.scaleup_latency_s)
+    out = collectives.Link(acc.scaleout_bytes_per_s or up_bw / 18, ceil.scaleout_efficiency, ceil.scaleout_latency_s)
+    return up, out
+
+
+def _param_totals(s: models.ModelSpec) -> dict[str, float]:
+    """Parameters per layer by part plus the dense, expert and embedding totals."""
+    p = architecture.params_per_layer(s)
+    emb = architecture.embedding_params(s)
+    L_moe = architecture.moe_layers(s)
+    expert_total = L_moe * s.experts * p["expert"] if L_moe else 0.0
+    dense_total = architecture.total_params(s) - emb - expert_total
+    return {"expert_total": expert_total, "dense_total": dense_total, "embedding": emb,
+            **{k: float(v) for k, v in p.items()}}
+
+
+def context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
+             comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None),
+             weight_offload=False, output_spread=(0.0, None)) -> kern.Context:
+    """The :class:`serving_kernels.Context` of one case; ``output_spread``: (``output_tokens_cv``,
+    ``output_tokens_max``) of the output-length distribution (:mod:`serving_lengths`; (0, None): one length)."""
+    s = models.spec(model)
+    acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
+    kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
+    kern.check_catalogue_fields(acc)
+    bench = sched.is_trtllm_bench(sched.check_scheduler(scheduler))
+    torch_ref = implementation == "pytorch"
+    isl = checks.positive_int("input_tokens", input_tokens)
+    osl = checks.positive_int("output_tokens", output_tokens)
+    max_bs, max_tok = sched.check_limits(*limits, isl, scheduler)
+    osl_cv, osl_max = lengths.check_cv(output_spread[0]), lengths.check_max(output_spread[1], osl)
+    lengths.in_flight_final_tokens(osl, osl_cv, osl_max)          # refuses a cv the cap cannot reach
+    # 4-bit weights on GPUs without FP4 tensor cores are dequantised and multiplied in FP8
+    run = precision if acc.supports(precision) else next(
+        p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):] if acc.supports(p))
+    ceil = efficiency.ceilings(acc, scenario)
+    up, out = _links(acc, ceil)
+    return kern.Context(
+        s, acc, ceil, precision, run, hardware.BYTES_PER_ELEMENT[precision],
+        architecture.kv_cache_bytes_per_token(s, hardware.BYTES_PER_ELEMENT[kv_precision]),
+        peaks.dense_flop_per_s(acc, run), acc.bf16_dense_flop_per_s, up, out,
+        int(acc.scaleup_domain_gpus), isl, osl, mode, assumed("moe_tile_rows", scenario),
+        assumed("pytorch_kernels_per_layer" if torch_ref else "other_kernels_per_layer", scenario),
+        bool(comm_overlap), implementation, assumed("kernel_floor_s", scenario),
+        assumed("pytorch_moe_kernels_per_layer" if torch_ref else "moe_kernels_per_layer", scenario),
+        assumed("grouped_gemm_hbm_efficiency", scenario), assumed("grouped_gemm_launch_s", scenario),
+        assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
+        assumed("expert_load_cv", scenario), assumed("host_step_s", scenario),
+        assumed("host_per_sequence_s", scenario), _param_totals(s),
+        expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
+        expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
+        kv_block_tokens=assumed("kv_block_tokens", scenario),
+        prefill_chunk_tokens=np.inf if bench else assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
+        max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
+        host_link_efficiency=assumed("host_link_efficiency", scenario),
+        memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max)

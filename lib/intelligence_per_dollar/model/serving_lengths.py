@@ -1,0 +1,151 @@
+"""Output lengths that vary: what a continuous-batching server holds in flight, and the tail of a finite run.
+
+Synthetic benchmarks (``trtllm-bench`` with ``--output-stdev 0``) give every request the same output
+length; real datasets do not. MLPerf's DeepSeek-R1 reasoning outputs run from a few hundred tokens to the
+20,000-token cap around a mean of ~3,900, OpenOrca's Llama-2-70B answers from one token to the 1,024 cap.
+Two things follow, both modelled here from a length distribution with mean ``OSL``, coefficient of
+variation ``cv`` and cap ``max`` (a log-normal, the usual fit to LLM response lengths, clipped at the cap
+as generation stops there, its scale set so the clipped mean is ``OSL``):
+
+* **In flight, long requests are over-represented** (renewal theory, the inspection paradox: Feller,
+  *An Introduction to Probability Theory and Its Applications* Vol. II, XI.4; a slot of a full batch is
+  busy with a request of length ``L`` for ``L`` iterations, so the request it holds at a random iteration
+  has the length-biased density ``L f(L) / E[L]``). The mean decode position of a running sequence is
+  ``E[L^2] / (2 E[L]) = OSL (1 + cv^2) / 2`` rather than ``OSL / 2`` (:func:`in_flight_position_tokens`), so
+  decode attention reads that much more KV cache per sequence, and the expected *final* length of a
+  running sequence, the KV cache it comes to hold, is ``E[L^2] / E[L]`` (:func:`in_flight_final_tokens`).
+  With one length both reduce to ``OSL / 2`` and ``OSL``.
+* **A finite run ends with its longest requests** (:mod:`serving_benchmarks`): the last admitted requests
+  with long outputs decode on while the batch drains, at the per-user speed of a small batch. Requests are
+  admitted in a fixed, well-mixed order (:func:`admission_order`, a golden-ratio stride through the sorted
+  lengths: no random seed, long requests spread evenly over the run), as an engine that cannot know output
+  lengths in advance admits them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from statistics import NormalDist
+
+import numpy as np
+
+from intelligence_per_dollar.sources import checks
+
+__all__ = ["check_cv", "check_max", "spread", "lengths", "admission_order", "in_flight_position_tokens",
+           "in_flight_final_tokens"]
+
+#: Quantiles the in-flight moments are taken over (the distribution is smooth; more changes < 0.1%).
+MOMENT_POINTS = 4096
+#: Largest coefficient of variation accepted (a log-normal with cv 10 has sigma 2.1: far past any dataset).
+MAX_CV = 10.0
+
+
+def spread(sample, cap: int | None = None) -> tuple[float, float]:
+    """(mean, coefficient of variation) of a sample of output lengths, each clipped at ``cap`` (a benchmark's
+    maximum output tokens): the ``output_tokens`` and ``output_tokens_cv`` that describe it."""
+    x = np.asarray(sample, float)
+    if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)) or x.min() < 1:
+        raise ValueError(f"sample must be a non-empty 1-D array of lengths >= 1, got shape {x.shape}")
+    x = np.minimum(x, cap) if cap is not None else x
+    return float(x.mean()), float(x.std() / x.mean())
+
+
+def check_cv(cv) -> float:
+    """``output_tokens_cv``: a number in [0, 10] (0: every request has the same output length)."""
+    return checks.number("output_tokens_cv", cv, low=0.0, high=MAX_CV)
+
+
+def check_max(max_tokens, mean_tokens: int) -> int | None:
+    """``output_tokens_max``: None (no cap) or a whole number of tokens at least ``output_tokens``."""
+    if max_tokens is None:
+        return None
+    m = checks.positive_int("output_tokens_max", max_tokens)
+    if m < mean_tokens:
+        raise ValueError(f"output_tokens_max={m} is below output_tokens={mean_tokens}: the cap cannot be below "
+                         f"the mean output length")
+    return m
+
+
+@functools.lru_cache(maxsize=16)
+def _normal_quantiles(n: int) -> np.ndarray:
+    nd = NormalDist()
+    return np.array([nd.inv_cdf((i + 0.5) / n) for i in range(n)])
+
+
+def _quantiles(n: int, sigma: float) -> np.ndarray:
+    """Mid-point quantiles ``(i + 1/2) / n`` of a log-normal with median 1 and shape ``sigma``."""
+    return np.exp(sigma * _normal_quantiles(n))
+
+
+def _scaled(q: np.ndarray, mean: float, cap: float | None) -> np.ndarray:
+    """``q`` times the scale whose values clipped at ``cap`` average ``mean`` (bisection: monotone in it)."""
+    if cap is None or q[-1] * mean / q.mean() <= cap:
+        return q * mean / q.mean()
+    lo, hi = 0.0, mean / q[0]                     # at ``hi`` every value reaches the cap: mean <= cap
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if np.minimum(q * mid, cap).mean() < mean else (lo, mid)
+    return np.minimum(q * hi, cap)
+
+
+def _cv(x: np.ndarray) -> float:
+    return float(x.std() / x.mean())
+
+
+@functools.lru_cache(maxsize=256)
+def _clipped(mean: float, cv: float, cap: float | None, n: int) -> tuple[float, ...]:
+    """``n`` sorted lengths (floats) of the clipped log-normal whose clipped mean is ``mean`` and clipped
+    coefficient of variation ``cv`` (the log-normal's shape found by bisection; a cap limits how large a
+    cv can be reached around a mean, and a cv it cannot reach is refused)."""
+    if cv == 0.0:
+        return (float(mean),) * n
+    lo, hi = 0.0, math.sqrt(math.log1p(MAX_CV ** 2))
+    top = _scaled(_quantiles(n, hi), mean, cap)
+    if _cv(top) < cv * (1 - 1e-6):
+        raise ValueError(f"output_tokens_cv={cv} cannot be reached with output_tokens={mean:.0f} and "
+                         f"output_tokens_max={cap:.0f}: lengths capped there vary by at most cv={_cv(top):.2f}")
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _cv(_scaled(_quantiles(n, mid), mean, cap)) < cv else (lo, mid)
+    return tuple(_scaled(_quantiles(n, hi), mean, cap))
+
+
+def lengths(mean_tokens: int, cv: float, max_tokens: int | None, n: int) -> np.ndarray:
+    """``n`` output lengths (whole tokens >= 1, sorted) of the length distribution (module docstring)."""
+    n = checks.positive_int("n", n)
+    x = np.asarray(_clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), n))
+    return np.maximum(np.rint(x), 1.0).astype(int)
+
+
+def admission_order(n: int) -> np.ndarray:
+    """A fixed permutation of ``range(n)`` that spreads sorted lengths evenly: stride ``~ n / phi``
+    (golden ratio) made coprime to ``n``, so every stretch of the run sees short and long requests alike."""
+    n = checks.positive_int("n", n)
+    step = max(int(round(n / ((1 + 5 ** 0.5) / 2))), 1)
+    while math.gcd(step, n) != 1:
+        step += 1
+    return (np.arange(n) * step) % n
+
+
+def _moments(mean_tokens: int, cv: float, max_tokens: int | None) -> tuple[float, float]:
+    x = np.asarray(_clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), MOMENT_POINTS))
+    return float(x.mean()), float((x * x).mean())
+
+
+def in_flight_position_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | None = None) -> float:
+    """Mean decode position (tokens generated so far) of a running sequence of a full batch in steady state:
+    ``E[L^2] / (2 E[L])``, ``OSL / 2`` with one length (module docstring)."""
+    if cv == 0.0:
+        return mean_tokens / 2.0
+    m1, m2 = _moments(mean_tokens, cv, max_tokens)
+    return m2 / (2.0 * m1)
+
+
+def in_flight_final_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | None = None) -> float:
+    """Expected final output length of a running sequence (the KV cache it comes to hold): ``E[L^2] / E[L]``,
+    ``OSL`` with one length."""
+    if cv == 0.0:
+        return float(mean_tokens)
+    m1, m2 = _moments(mean_tokens, cv, max_tokens)
+    return m2 / m1
