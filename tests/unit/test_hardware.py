@@ -92,6 +92,13 @@ def test_roofline_curves_bend_at_the_ridge_point():
     assert df["flop_per_s"].tolist() == pytest.approx([acc.bf16_dense_flop_per_s / 10, acc.bf16_dense_flop_per_s])
 
 
+def test_per_dollar_table_without_a_priced_system_keeps_its_columns():
+    # chapter 1 with systems=['Rubin-Ultra-NVL576'] (no analyst price) failed at its per-dollar cell with a KeyError
+    # on 'system' (found by test_scenario's drawn scenarios): the table is empty but keeps its columns
+    df = tables.per_dollar_table(["Rubin-Ultra-NVL576"], "fp4", {"GB200-NVL72": (2e6, 3e6, 4e6)})
+    assert df.empty and {"system", "flop_per_s_per_usd", "price_usd"} <= set(df.columns)
+
+
 def test_per_dollar_table_range_and_bad_price():
     df = tables.per_dollar_table(["GB200-NVL72", "HGX-H100"], "fp4", {"GB200-NVL72": (2e6, 3e6, 4e6)})
     assert list(df["system"]) == ["GB200-NVL72"]              # systems without a price are left out

@@ -190,7 +190,8 @@ def per_dollar_table(ids: list[str], precision: str, system_price_usd: Mapping[s
     """Dense FLOP/s per dollar of system price, with the price's (low, central, high) range.
 
     ``system_price_usd`` maps system id -> (low, central, high) USD; systems without a price are
-    left out. More FLOP/s per dollar at the *low* price is the *high* end of the range.
+    left out (none priced: an empty table with the same columns). More FLOP/s per dollar at the *low* price is the
+    *high* end of the range.
     """
     hardware.check_precision(precision)
     rows = []
@@ -205,4 +206,5 @@ def per_dollar_table(ids: list[str], precision: str, system_price_usd: Mapping[s
         rows.append({"system": s.id, "price_usd": mid, "price_low_usd": lo, "price_high_usd": hi,
                      "dense_flop_per_s": dense, "flop_per_s_per_usd": dense / mid,
                      "flop_per_s_per_usd_low": dense / hi, "flop_per_s_per_usd_high": dense / lo})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["system", "price_usd", "price_low_usd", "price_high_usd", "dense_flop_per_s",
+                                       "flop_per_s_per_usd", "flop_per_s_per_usd_low", "flop_per_s_per_usd_high"])
