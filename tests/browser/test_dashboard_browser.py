@@ -58,12 +58,26 @@ def _cell(table_text, system, column):
     raise AssertionError(f"{system} not in {table_text}")
 
 
+def _open(page, url):
+    """Load the dashboard until its two charts are drawn. Voila executes the notebook in a fresh kernel per page load;
+    one full-suite run in about ten saw that kernel never answer (the page did not load in 120 s, the same test passed
+    alone in 22 s), so a load that times out gets one more try on a fresh load before the test fails."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    for attempt in (1, 2):
+        try:
+            page.goto(url, wait_until="load", timeout=120000)
+            page.wait_for_function("() => document.querySelectorAll('.ipd-chart svg').length >= 2", timeout=120000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+
+
 def test_dashboard_slider_updates_headline_and_chart(voila_url, chromium_shots_dir):
     with browser.browser() as b:
         page = b.new_page(viewport={"width": 1400, "height": 1100})
         watch = browser.PageWatch(page)
-        page.goto(voila_url, wait_until="load", timeout=120000)
-        page.wait_for_function("() => document.querySelectorAll('.ipd-chart svg').length >= 2", timeout=120000)
+        _open(page, voila_url)
         page.screenshot(path=str(chromium_shots_dir / "dashboard.png"), full_page=True)
         before = _econ_table(page)
         charts_js = "() => [...document.querySelectorAll('.ipd-chart svg')].map(s => s.innerHTML.length + ':' + (s.querySelector('g.mark-line path') || {getAttribute: () => ''}).getAttribute('d')).join('|')"
