@@ -48,7 +48,7 @@ def spread(sample, cap: int | None = None) -> tuple[float, float]:
     if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)) or x.min() < 1:
         raise ValueError(f"sample must be a non-empty 1-D array of lengths >= 1, got shape {x.shape}")
     x = np.minimum(x, cap) if cap is not None else x
-    return float(x.mean()), float(x.std() / x.mean())
+    return float(x.mean()), _cv(x)
 
 
 def check_cv(cv) -> float:
@@ -78,15 +78,21 @@ def _quantiles(n: int, sigma: float) -> np.ndarray:
     return np.exp(sigma * _normal_quantiles(n))
 
 
-def _scaled(q: np.ndarray, mean: float, cap: float | None) -> np.ndarray:
-    """``q`` times the scale whose values clipped at ``cap`` average ``mean`` (bisection: monotone in it)."""
+def _scale(q: np.ndarray, mean: float, cap: float | None) -> float:
+    """The scale whose values ``scale * q`` clipped at ``cap`` average ``mean`` (bisection: monotone in it)."""
     if cap is None or q[-1] * mean / q.mean() <= cap:
-        return q * mean / q.mean()
+        return mean / q.mean()
     lo, hi = 0.0, mean / q[0]                     # at ``hi`` every value reaches the cap: mean <= cap
     for _ in range(100):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if np.minimum(q * mid, cap).mean() < mean else (lo, mid)
-    return np.minimum(q * hi, cap)
+    return hi
+
+
+def _values(sigma: float, scale: float, cap: float | None, n: int) -> np.ndarray:
+    """``n`` sorted values of ``scale x`` log-normal(``sigma``), clipped at ``cap``."""
+    x = scale * _quantiles(n, sigma)
+    return np.minimum(x, cap) if cap is not None else x
 
 
 def _cv(x: np.ndarray) -> float:
@@ -94,27 +100,34 @@ def _cv(x: np.ndarray) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _clipped(mean: float, cv: float, cap: float | None, n: int) -> tuple[float, ...]:
-    """``n`` sorted lengths (floats) of the clipped log-normal whose clipped mean is ``mean`` and clipped
-    coefficient of variation ``cv`` (the log-normal's shape found by bisection; a cap limits how large a
-    cv can be reached around a mean, and a cv it cannot reach is refused)."""
-    if cv == 0.0:
-        return (float(mean),) * n
+def _shape(mean: float, cv: float, cap: float | None) -> tuple[float, float]:
+    """(sigma, scale) of the clipped log-normal whose clipped mean is ``mean`` and clipped coefficient of
+    variation ``cv``, fitted once on :data:`MOMENT_POINTS` quantiles (the log-normal's shape by bisection; a cap
+    limits how large a cv can be reached around a mean, and a cv it cannot reach is refused)."""
+    q = functools.partial(_quantiles, MOMENT_POINTS)
     lo, hi = 0.0, math.sqrt(math.log1p(MAX_CV ** 2))
-    top = _scaled(_quantiles(n, hi), mean, cap)
+    top = _values(hi, _scale(q(hi), mean, cap), cap, MOMENT_POINTS)
     if _cv(top) < cv * (1 - 1e-6):
         raise ValueError(f"output_tokens_cv={cv} cannot be reached with output_tokens={mean:.0f} and "
                          f"output_tokens_max={cap:.0f}: lengths capped there vary by at most cv={_cv(top):.2f}")
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if _cv(_scaled(_quantiles(n, mid), mean, cap)) < cv else (lo, mid)
-    return tuple(_scaled(_quantiles(n, hi), mean, cap))
+        lo, hi = (mid, hi) if _cv(_values(mid, _scale(q(mid), mean, cap), cap, MOMENT_POINTS)) < cv else (lo, mid)
+    return hi, _scale(q(hi), mean, cap)
+
+
+def _clipped(mean: float, cv: float, cap: float | None, n: int) -> np.ndarray:
+    """``n`` sorted lengths (floats) of the fitted distribution (:func:`_shape`): the same distribution for every
+    ``n``, fitted once."""
+    if cv == 0.0:
+        return np.full(n, float(mean))
+    return _values(*_shape(mean, cv, cap), cap, n)
 
 
 def lengths(mean_tokens: int, cv: float, max_tokens: int | None, n: int) -> np.ndarray:
     """``n`` output lengths (whole tokens >= 1, sorted) of the length distribution (module docstring)."""
     n = checks.positive_int("n", n)
-    x = np.asarray(_clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), n))
+    x = _clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), n)
     return np.maximum(np.rint(x), 1.0).astype(int)
 
 
@@ -128,8 +141,11 @@ def admission_order(n: int) -> np.ndarray:
     return (np.arange(n) * step) % n
 
 
+@functools.lru_cache(maxsize=256)
 def _moments(mean_tokens: int, cv: float, max_tokens: int | None) -> tuple[float, float]:
-    x = np.asarray(_clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), MOMENT_POINTS))
+    """(E[L], E[L^2]) of the distribution on :data:`MOMENT_POINTS` quantiles (cached: the serving model asks for
+    them on every evaluation)."""
+    x = _clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), MOMENT_POINTS)
     return float(x.mean()), float((x * x).mean())
 
 
