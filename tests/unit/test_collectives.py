@@ -39,3 +39,23 @@ def test_bad_link():
         co.Link(1e9, 1.5)
     with pytest.raises(ValueError):
         co.all_reduce_s(-1, 8, NVL)
+
+
+@settings(max_examples=200, deadline=None)
+@given(comm=st.floats(0, 10), compute=st.floats(0, 10), slowdown=st.floats(0, 1))
+def test_overlap_never_beats_the_slower_side_nor_costs_more_than_the_collective(comm, compute, slowdown):
+    """Overlap with contention (Lee et al. 2025): the pair ends no earlier than the contention-free max(C, W)
+    and no later than running them one after the other (C + W); more contention never helps."""
+    exposed = float(co.overlap_exposed_s(comm, compute, slowdown))
+    assert max(0.0, comm - compute) - 1e-12 <= exposed <= comm + 1e-12
+    assert float(co.overlap_exposed_s(comm, compute, slowdown + 0.1)) >= exposed - 1e-12
+    assert float(co.overlap_exposed_s(comm, compute, 0.0)) == pytest.approx(max(0.0, comm - compute))
+
+
+def test_overlap_worked_numbers_and_bad_input():
+    # 1 s of all-gather under 10 s of GEMMs at 18.9% slowdown: the GEMMs do 1 / 1.189 s of work while it runs
+    assert float(co.overlap_exposed_s(1.0, 10.0, 0.189)) == pytest.approx(1.0 - 1.0 / 1.189)
+    # a collective longer than the slowed compute is exposed as without contention
+    assert float(co.overlap_exposed_s(5.0, 1.0, 0.189)) == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="slowdown"):
+        co.overlap_exposed_s(1.0, 1.0, -0.1)

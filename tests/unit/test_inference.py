@@ -338,3 +338,22 @@ def test_held_out_set_5_stays_near_its_blind_error(table):
     s5 = table[table.group.str.startswith("heldout5-")]
     assert len(s5) == 26 and (s5.refused == "").all()
     assert s5.error.abs().median() <= 0.16 and s5.error.abs().max() <= 1.40
+
+
+def test_two_batch_overlap_hides_the_all_to_alls_but_they_slow_the_compute():
+    """comm_overlap (SGLang two-batch overlap / DeepEP): a MoE layer takes compute + max(comm - compute,
+    comm x sigma / (1 + sigma)) (collectives.overlap_exposed_s): more than max(compute, comm), less than the sum."""
+    from dataclasses import replace
+    ctx = sctx.context("DeepSeek-V3", "H200", "fp8", 1000, 1000, None, "decode", "central", True)
+    free = replace(ctx, ceil=replace(ctx.ceil, overlap_compute_slowdown=0.0))
+    serial = replace(ctx, comm_overlap=False)
+    args = (1.0, 8.0, 8.0, 256.0, 0.0, 1500.0)
+    _, overlapped, parts = inf._layer_times(ctx, *args)
+    _, hidden, _ = inf._layer_times(free, *args)
+    _, summed, _ = inf._layer_times(serial, *args)
+    comm = float(parts["comm"])
+    compute = float(summed) - comm
+    sigma = ctx.ceil.overlap_compute_slowdown
+    assert 0 < comm and float(hidden) == pytest.approx(max(compute, comm))
+    assert float(hidden) < float(overlapped) < float(summed)
+    assert float(overlapped) == pytest.approx(compute + max(comm - compute, comm * sigma / (1 + sigma)))

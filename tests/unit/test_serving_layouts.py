@@ -124,9 +124,17 @@ def test_kv_pages_and_windows():
 
 def test_checkpoint_expert_precision_sets_weight_bytes_and_weight_only_compute():
     ctx = _ctx(GPTOSS20, "H200", "fp8")
-    assert ctx.expert_bytes == hardware.BYTES_PER_ELEMENT["fp4"] and ctx.w_bytes == 1.0
+    # the released checkpoint: MXFP4 experts, every other weight BF16 (OpenAI gpt-oss model card, section 2),
+    # whatever 8- or 4-bit precision is asked for
+    assert ctx.expert_bytes == hardware.BYTES_PER_ELEMENT["fp4"] and ctx.w_bytes == 2.0
+    assert ctx.run_precision == "bf16" and ctx.peak == ctx.bf16_peak
     assert ctx.expert_weight_only                        # Hopper has no FP4 tensor cores: W4A16
-    assert not _ctx(GPTOSS20, "B200", "fp4").expert_weight_only
+    blackwell = _ctx(GPTOSS20, "B200", "fp4")
+    assert not blackwell.expert_weight_only and blackwell.w_bytes == 2.0 and blackwell.run_precision == "bf16"
+    assert blackwell.expert_run_precision == "fp4" and blackwell.expert_peak > 3 * blackwell.bf16_peak
+    # a model without a fixed expert precision keeps the asked precision everywhere
+    llama = _ctx(LLAMA70, "B200", "fp4")
+    assert llama.w_bytes == hardware.BYTES_PER_ELEMENT["fp4"] and llama.run_precision == "fp4"
     e = inf.estimate(GPTOSS20, "H200", 1, "fp8", 1000, 1000, concurrency=1)
     full = inf.estimate({k: v for k, v in GPTOSS20.items() if k != "expert_weight_precision"}, "H200", 1, "fp8",
                         1000, 1000, concurrency=1)

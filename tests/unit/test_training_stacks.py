@@ -17,6 +17,11 @@ MOE = {"layers": 4, "d_model": 256, "heads": 4, "kv_heads": 4, "d_ff": 512, "voc
        "top_k": 2, "expert_d_ff": 128}
 
 
+
+def _no_contention(ctx):
+    """``ctx`` with collectives that do not slow the compute they overlap (overlap_compute_slowdown 0)."""
+    return replace(ctx, ceil=replace(ctx.ceil, overlap_compute_slowdown=0.0))
+
 def _ctx(model, stack, accelerator="H100-SXM", seq_len=8192, batch_seqs=16, precision="bf16"):
     return training.make_context(model, accelerator, precision, seq_len, seq_len * batch_seqs, stack, "central",
                                  False)
@@ -109,8 +114,9 @@ def test_fa2_attention_runs_at_its_share_of_the_vendor_kernel_after_ampere():
 
 def test_zero3_exposes_only_the_first_layer_gather_when_compute_hides_the_rest():
     """FSDP prefetch (Zhao et al. 2023, section 3.3): with long layers, only the first layer's
-    all-gather is exposed, ``t_ag / layers``; the FP8 all-gather halves it."""
-    ctx = _ctx(LLAMA8B, training.FSDP2, precision="fp8")
+    all-gather is exposed, ``t_ag / layers``; the FP8 all-gather halves it (no contention between the
+    gathers and the compute here: see the next test)."""
+    ctx = _no_contention(_ctx(LLAMA8B, training.FSDP2, precision="fp8"))
     lay = _layout(ctx)
     params = memory.params_per_gpu(ctx, lay)
     long = np.asarray([1e3])
@@ -125,6 +131,31 @@ def test_zero3_exposes_only_the_first_layer_gather_when_compute_hides_the_rest()
     full = communication.data_parallel_s(bf16_rs, lay, params, zero, zero)
     t_ag = bf16[0] * 32                      # one layer's gather x 32 layers
     assert full[0] == pytest.approx(lay.microbatches[0] * 3 * t_ag + t_ag / 32, rel=1e-9)
+
+
+def test_overlapped_collectives_slow_the_compute_they_hide_behind():
+    """Lee et al. 2025 (arXiv 2507.03114): compute overlapped with a collective runs 1 + sigma times slower.
+    Hidden collective: exposed sigma / (1 + sigma) of its time; longer than the compute (even slowed): exposed
+    C - W, as without contention; sigma = 0 gives the plain max(0, C - W)."""
+    ctx = _ctx(LLAMA8B, training.FSDP2)
+    sigma = ctx.ceil.overlap_compute_slowdown
+    assert 0.1 < sigma < 0.3                                       # the central 18.9% of the paper
+    comm, compute = np.asarray([1.0, 1.0, 5.0]), np.asarray([10.0, 1.1, 1.0])
+    exposed = communication.overlap_exposed_s(ctx, comm, compute)
+    k = sigma / (1 + sigma)
+    assert exposed == pytest.approx([k, max(k, 1.0 - 1.1), 4.0])
+    assert communication.overlap_exposed_s(_no_contention(ctx), comm, compute) == \
+        pytest.approx([0.0, 0.0, 4.0])
+    # FSDP with long layers: every hidden per-micro-batch gather and reduce-scatter costs k of its time,
+    # on top of the first layer's gather that nothing hides
+    lay = _layout(ctx)
+    params = memory.params_per_gpu(ctx, lay)
+    long = np.asarray([1e3])
+    plain = communication.data_parallel_s(_no_contention(ctx), lay, params, long, long)
+    bf16_rs = replace(ctx, stack=replace(ctx.stack, grad_reduce_bytes=2.0))
+    t_ag = plain[0] * lay.layers_per_stage[0]                   # the whole model's gather
+    got = communication.data_parallel_s(bf16_rs, lay, params, long, long)
+    assert got[0] == pytest.approx(t_ag / lay.layers_per_stage[0] + k * 3 * t_ag * lay.microbatches[0], rel=1e-9)
 
 
 def test_fused_cross_entropy_keeps_bf16_logits_only():

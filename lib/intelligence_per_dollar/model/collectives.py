@@ -32,7 +32,7 @@ import numpy as np
 
 from intelligence_per_dollar.sources import checks
 
-__all__ = ["Link", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "p2p_s",
+__all__ = ["Link", "overlap_exposed_s", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "p2p_s",
            "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
 
 
@@ -148,3 +148,18 @@ def hierarchical_all_to_all_s(bytes_, ranks, ranks_in_domain, inner: Link, outer
     t_in = (p_in - 1) * inner.latency_s + (p_in - 1) / p * b / inner.effective_bytes_per_s
     t_out = (p - p_in) / p_in * outer.latency_s + (p - p_in) / p * b * outer_scale / outer.effective_bytes_per_s
     return np.where(p > 1, np.maximum(t_in, t_out), 0.0)
+
+
+def overlap_exposed_s(t_comm, t_compute, slowdown: float):
+    """Time a collective of ``t_comm`` seconds adds to the ``t_compute`` seconds of compute it overlaps.
+
+    The collective's kernels take SMs and HBM bandwidth from the compute beside them (NCCL runs each channel as
+    a thread block on an SM; DeepSeek-V3 keeps 20 of 132 SMs for its all-to-alls, arXiv 2412.19437 section
+    3.2.2), so while it runs the compute is ``1 + slowdown`` times slower (``overlap_compute_slowdown``,
+    ``data/efficiency/ceilings.csv``; Lee et al. 2025, arXiv 2507.03114: 18.9% on average). Compute of ``W``
+    beside a collective of ``C`` gets ``C / (1 + slowdown)`` of its work done while the collective runs, so both
+    end at ``max(C, W + C slowdown / (1 + slowdown))``: the exposed time is ``max(C - W, C slowdown / (1 +
+    slowdown))`` instead of the contention-free ``max(0, C - W)`` (``slowdown`` 0)."""
+    k = checks.non_negative_number("slowdown", slowdown) / (1.0 + slowdown)
+    t_comm = np.asarray(t_comm, float)
+    return np.maximum(t_comm - t_compute, k * t_comm)

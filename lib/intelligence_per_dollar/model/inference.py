@@ -56,7 +56,8 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
   for expert parallelism a dispatch and a combine all-to-all per MoE layer (DeepEP / Rajbhandari
   et al. 2022, DeepSpeed-MoE); across NVLink domains a token crosses the NIC once per distinct
   remote domain (``ep_all_to_all_s``). ``comm_overlap=True`` (two-batch overlap) hides them
-  behind compute: the layer takes ``max(compute, comm)`` instead of the sum.
+  behind compute, which they slow while they run (:func:`collectives.overlap_exposed_s`): the layer
+  takes ``compute + max(comm - compute, comm x sigma / (1 + sigma))`` instead of the sum.
 
 **Host overhead.** Each iteration also costs host (CPU) time, ``host_step_s + host_per_sequence_s x b``
 (``data/assumptions/inference.csv``), overlapped with the GPU: an iteration takes ``max(GPU, host)``, which
@@ -90,7 +91,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from intelligence_per_dollar.model import architecture, efficiency
+from intelligence_per_dollar.model import architecture, collectives, efficiency
 from intelligence_per_dollar.model import serving_benchmarks as bench
 from intelligence_per_dollar.model import serving_context as sctx
 from intelligence_per_dollar.model import serving_kernels as kern, serving_layouts as layouts, serving_pipeline as pipe
@@ -161,8 +162,10 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     t_moe_comm = kern.moe_dispatch_s(ctx, T_moe, tp, dp, ep)
     t_ew_moe = kern.moe_elementwise_s(ctx, T)
     t_compute = t_proj + t_core + t_experts + t_router + t_shared + t_ew_moe
-    # two-batch overlap (SGLang/DeepEP) hides the collectives behind the other micro-batch's compute
-    moe_layer = np.maximum(t_compute, t_tp + t_moe_comm) if ctx.comm_overlap else t_compute + t_tp + t_moe_comm
+    # two-batch overlap (SGLang/DeepEP) hides the collectives behind the other micro-batch's compute, which they slow
+    t_comm = t_tp + t_moe_comm
+    moe_layer = t_compute + (collectives.overlap_exposed_s(t_comm, t_compute, ctx.ceil.overlap_compute_slowdown)
+                             if ctx.comm_overlap else t_comm)
     parts = {"gemm": t_proj + t_experts + t_router + t_shared, "attention": t_core,
              "comm": t_tp + t_moe_comm, "other": t_ew_moe}
     return dense_layer, moe_layer, parts

@@ -57,6 +57,27 @@ def default_kv_precision(s: models.ModelSpec, acc: hardware.Accelerator, precisi
     return "fp8"
 
 
+def dense_weight_precision(s: models.ModelSpec, precision: str) -> str:
+    """Precision of the weights outside the routed experts (attention, shared layers, dense FFNs, head).
+
+    ``precision`` for every weight, except checkpoints their authors released with quantised experts only
+    (``expert_weight_precision``), which are served as released whatever 8- or 4-bit precision is asked for:
+    every other weight stays BF16 (GPT-OSS: "MXFP4 quantization of the MoE weights"; attention, router,
+    embeddings and LM head stay BF16, OpenAI gpt-oss model card 2025 section 2 and the checkpoints'
+    quantization_config ``modules_to_not_convert``; TensorRT-LLM's GPT-OSS benchmark serves that checkpoint
+    in both its "FP8" Hopper and "FP4" Blackwell columns, perf-overview.md at 03e27c7)."""
+    if s.expert_weight_precision and precision in ("fp8", "fp4"):
+        return "bf16"
+    return precision
+
+
+def _run_precision(acc: hardware.Accelerator, precision: str) -> str:
+    """Tensor-core precision weights stored in ``precision`` multiply at: 4-bit weights on GPUs without FP4
+    tensor cores are dequantised and multiplied in FP8 (the next precision the GPU supports)."""
+    return precision if acc.supports(precision) else next(
+        p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):] if acc.supports(p))
+
+
 def _check_choices(precision, kv_precision, mode, implementation, s, acc) -> str:
     """Validate the string options; returns the KV-cache precision (:func:`default_kv_precision` if None)."""
     checks.choice("precision", precision, PRECISIONS)
@@ -103,13 +124,12 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     max_bs, max_tok = sched.check_limits(*limits, isl, scheduler)
     osl_cv, osl_max = lengths.check_cv(output_spread[0]), lengths.check_max(output_spread[1], osl)
     lengths.in_flight_final_tokens(osl, osl_cv, osl_max)          # refuses a cv the cap cannot reach
-    # 4-bit weights on GPUs without FP4 tensor cores are dequantised and multiplied in FP8
-    run = precision if acc.supports(precision) else next(
-        p for p in hardware.PRECISIONS[hardware.PRECISIONS.index(precision):] if acc.supports(p))
+    dense = dense_weight_precision(s, precision)
+    run, expert_run = _run_precision(acc, dense), _run_precision(acc, precision)
     ceil = efficiency.ceilings(acc, scenario)
     up, out = _links(acc, ceil)
     return kern.Context(
-        s, acc, ceil, precision, run, hardware.BYTES_PER_ELEMENT[precision],
+        s, acc, ceil, precision, run, hardware.BYTES_PER_ELEMENT[dense],
         architecture.kv_cache_bytes_per_token(s, hardware.BYTES_PER_ELEMENT[kv_precision]),
         peaks.dense_flop_per_s(acc, run), acc.bf16_dense_flop_per_s, up, out,
         int(acc.scaleup_domain_gpus), isl, osl, mode, assumed("moe_tile_rows", scenario),
@@ -121,6 +141,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         assumed("expert_load_cv", scenario), assumed("host_step_s", scenario),
         assumed("host_per_sequence_s", scenario), _param_totals(s),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
+        expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),
         expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
         kv_block_tokens=assumed("kv_block_tokens", scenario),
         prefill_chunk_tokens=np.inf if bench else assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,

@@ -53,9 +53,9 @@ class Context:
     s: models.ModelSpec
     acc: hardware.Accelerator
     ceil: efficiency.Ceilings
-    precision: str           # weight storage precision
-    run_precision: str       # tensor-core precision the GEMMs run at
-    w_bytes: float
+    precision: str           # precision asked for: the routed experts' storage (and the rest: dense_weight_precision)
+    run_precision: str       # tensor-core precision the dense (non-expert) GEMMs run at
+    w_bytes: float           # bytes per dense (non-expert) weight value
     kv_bytes_per_token: float
     peak: float
     bf16_peak: float
@@ -81,6 +81,8 @@ class Context:
     expert_w_bytes: float = 0.0        # routed-expert weight bytes per value (0: ``w_bytes``)
     kv_block_tokens: float = 1.0       # paged KV cache: tokens per block
     expert_weight_only: bool = False   # experts stored narrower than the tensor cores run: W4A16 at BF16
+    expert_run_precision: str = ""     # tensor-core precision of the routed experts ("": ``run_precision``)
+    expert_peak: float = 0.0           # dense peak at that precision, FLOP/s (0: ``peak``)
     prefill_chunk_tokens: float = np.inf   # largest prompt piece one iteration schedules
     scheduler: str = "physics"         # serving_schedulers.SCHEDULERS
     max_batch_size: int | None = None  # the engine's max running sequences per rank, if set (None: its default)
@@ -246,7 +248,8 @@ def grouped_gemm_s(ctx: Context, m, n, k, groups):
     (``expert_weight_only``; OpenAI ``triton_kernels`` matmul_ogs, TensorRT-LLM's TRITON MoE backend
     for GPT-OSS on Hopper; Frantar et al. 2024 "MARLIN", arXiv 2408.11743): 4-bit bytes, BF16 FLOP rate.
     NVFP4 experts multiply at the FP8 tensor rate (:func:`efficiency.grouped_peak_flop_per_s`)."""
-    run, peak = ("bf16", ctx.bf16_peak) if ctx.expert_weight_only else (ctx.run_precision, ctx.peak)
+    run, peak = ("bf16", ctx.bf16_peak) if ctx.expert_weight_only else (ctx.expert_run_precision or ctx.run_precision,
+                                                                        ctx.expert_peak or ctx.peak)
     peak = efficiency.grouped_peak_flop_per_s(run, peak, peaks.dense_flop_per_s(ctx.acc, "fp8", fallback=True), ctx.ceil)
     t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak,
                                hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,

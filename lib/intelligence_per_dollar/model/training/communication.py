@@ -18,8 +18,15 @@ from intelligence_per_dollar.model import architecture, collectives
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
 from intelligence_per_dollar.model.training.memory import ParamsPerGPU
 
-__all__ = ["tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s", "ep_all_to_all_s", "ep_exposed_s",
+__all__ = ["overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s", "ep_all_to_all_s", "ep_exposed_s",
            "pipeline_p2p_s", "data_parallel_s"]
+
+
+def overlap_exposed_s(ctx: Context, t_comm, t_compute):
+    """Time a collective of ``t_comm`` adds to the ``t_compute`` it overlaps: what the compute cannot hide,
+    or the slowdown it causes the compute beside it (:func:`collectives.overlap_exposed_s` with the
+    accelerator's ``overlap_compute_slowdown``)."""
+    return collectives.overlap_exposed_s(t_comm, t_compute, ctx.ceil.overlap_compute_slowdown)
 
 
 def tp_all_reduce_s(ctx: Context, lay: Layout):
@@ -39,7 +46,7 @@ def tp_exposed_s(ctx: Context, lay: Layout, t_all_reduce, gemm_f):
     overlap; the recomputed forward of full recompute is hidden like the forward. 0 without TP."""
     st, tp = ctx.stack, lay.tp
     t_fwd = 2 * t_all_reduce
-    tp_f = t_fwd if not st.tp_overlap else np.maximum(0.0, t_fwd - gemm_f)
+    tp_f = t_fwd if not st.tp_overlap else overlap_exposed_s(ctx, t_fwd, gemm_f)
     tp_f = np.where(tp > 1, tp_f, 0.0)
     if st.tp_overlap and st.tp_overlap_backward:
         return tp_f, tp_f
@@ -66,8 +73,8 @@ def cp_exposed_s(ctx: Context, lay: Layout, core_f, core_b):
     link_lat = np.where(cp <= cp_in, ctx.scaleup.latency_s, ctx.scaleout.latency_s)
     t_step = link_lat + chunk_bytes / link_bw
     t_ring_f = (cp - 1) * t_step
-    t_cp_f = np.where(cp > 1, np.maximum(0.0, t_ring_f - core_f * (cp - 1) / cp) + t_step, 0.0)
-    t_cp_b = np.where(cp > 1, np.maximum(0.0, 2 * t_ring_f - core_b * (cp - 1) / cp) + 2 * t_step, 0.0)
+    t_cp_f = np.where(cp > 1, overlap_exposed_s(ctx, t_ring_f, core_f * (cp - 1) / cp) + t_step, 0.0)
+    t_cp_b = np.where(cp > 1, overlap_exposed_s(ctx, 2 * t_ring_f, core_b * (cp - 1) / cp) + 2 * t_step, 0.0)
     return t_cp_f, t_cp_b
 
 
@@ -104,7 +111,7 @@ def ep_exposed_s(ctx: Context, t_all_to_all, compute_f, compute_b):
     Megatron-Core 1F1B A2A overlap): exposed only beyond all the compute, split 1:2."""
     if not ctx.stack.ep_overlap:
         return t_all_to_all, t_all_to_all
-    exposed = np.maximum(0.0, 2 * t_all_to_all - (compute_f + compute_b))
+    exposed = overlap_exposed_s(ctx, 2 * t_all_to_all, compute_f + compute_b)
     return exposed / 3.0, 2 * exposed / 3.0
 
 
@@ -154,10 +161,10 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
             + rs(params.expert * 2.0, params.dp_expert, in_dom_exp))
     t_ag = np.where(zero == 0, t_rs * 1.0, t_ag)
     if st.dp_overlap:
-        t_dp = np.maximum(0.0, t_rs - t_bwd_mb) + np.maximum(0.0, t_ag - t_fwd_mb)
+        t_dp = overlap_exposed_s(ctx, t_rs, t_bwd_mb) + overlap_exposed_s(ctx, t_ag, t_fwd_mb)
     else:
         t_dp = t_rs + t_ag
     ag_bytes = 1.0 if (st.fsdp_fp8_all_gather and ctx.low_precision) else 2.0
     t_ag3 = t_ag * ag_bytes / 2.0
-    t_z3 = (np.maximum(0.0, t_ag3 - t_fwd_mb) + np.maximum(0.0, t_ag3 + t_rs - t_bwd_mb)) * lay.microbatches
+    t_z3 = (overlap_exposed_s(ctx, t_ag3, t_fwd_mb) + overlap_exposed_s(ctx, t_ag3 + t_rs, t_bwd_mb)) * lay.microbatches
     return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage, t_dp)
