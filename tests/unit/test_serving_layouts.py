@@ -42,9 +42,13 @@ def test_frontier_is_an_envelope_with_layouts(acc, prec):
     assert df.output_tokens_per_s_per_gpu.is_monotonic_increasing
     for k in ("tp", "dp", "ep", "replicas"):
         assert (df[k] >= 1).all()
-    # MLA: tensor parallel when interactive, attention-DP + EP at load, with no layout passed
+    # MLA: tensor parallel when interactive, attention data parallel at load (its latent KV cache is replicated
+    # across TP ranks), with no layout passed; the experts of the max-load point are split by EP or by expert
+    # TP, which the model holds within 10% of each other at max load (DEP8, what TensorRT-LLM deploys)
     assert df.tp.iloc[0] > 1
-    assert (df.dp.iloc[-1], df.ep.iloc[-1]) == (8, 8)
+    assert df.tp.iloc[-1] == 1 and df.dp.iloc[-1] >= 4
+    dep8 = inf.estimate(DSV3, acc, 8, prec, 1024, 1024, parallelism={"tp": 1, "dp": 8, "ep": 8})
+    assert dep8.output_tokens_per_s_per_gpu >= 0.9 * df.output_tokens_per_s_per_gpu.max()
 
 
 def test_frontier_honours_an_explicit_layout():
@@ -205,3 +209,26 @@ def test_trtllm_bench_limits_with_attention_dp_and_pipeline_stages():
         assert bs == sched.finetune_setting(req, 1024, 1024, pp)[0]
     two = sched.trtllm_bench_limits(mla, h200, 671e9, 1.0, 1024, 1024, 1, 8, 2)[0]
     assert two > sched.trtllm_bench_limits(mla, h200, 671e9, 1.0, 1024, 1024, 1, 8, 1)[0]   # twice the KV memory
+
+
+def test_nvfp4_moe_checkpoints_keep_attention_at_the_release_precision():
+    """TensorRT Model Optimizer's NVFP4 MoE exports leave ``self_attn`` out of FP4 (nvidia/DeepSeek-R1-0528-NVFP4
+    hf_quant_config.json): DeepSeek-R1 (released in FP8) keeps FP8 attention, a BF16-released MoE keeps BF16, a dense
+    model's NVFP4 export quantises attention too, and FP8 serving is FP8 everywhere."""
+    dsr1 = models.spec("DeepSeek-R1")
+    assert dsr1.release_precision == "fp8" and models.spec("Qwen3-235B-A22B").release_precision is None
+    assert sctx.attention_weight_precision(dsr1, "fp4") == "fp8"
+    assert sctx.attention_weight_precision(models.spec("Qwen3-235B-A22B"), "fp4") == "bf16"
+    assert sctx.attention_weight_precision(models.spec(LLAMA70), "fp4") == "fp4"
+    assert sctx.attention_weight_precision(dsr1, "fp8") == "fp8"
+    ctx = _ctx("DeepSeek-R1", "B200", "fp4")
+    assert (ctx.attention_run_precision, ctx.attention_w_bytes, ctx.run_precision) == ("fp8", 1.0, "fp4")
+    # the attention projections run at the FP8 rate and are stored in FP8: more time and more bytes than FP4
+    t_fp8 = float(kern.gemm_s(ctx, 2048.0, 4096, 7168, attention=True))
+    t_fp4 = float(kern.gemm_s(ctx, 2048.0, 4096, 7168))
+    assert t_fp8 > 1.5 * t_fp4
+    P = ctx.params
+    attn = ctx.s.layers * P["attention"]
+    assert kern.dense_weight_bytes(ctx) == pytest.approx((P["dense_total"] - attn) * ctx.w_bytes + attn * 1.0)
+    with pytest.raises(ValueError, match="release_precision"):
+        models.spec({**LLAMA70, "release_precision": "int4"})

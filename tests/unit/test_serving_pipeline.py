@@ -27,18 +27,21 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: FP4 ratio: data/efficiency/ceilings.csv), and the three MoE rows when grouped GEMMs took the
 #: ``grouped_gemm_overlap_norm`` p-norm (DeepGEMM's H800 table), and all five when capacity became the driver's device
 #: memory x ``serving_memory_fraction`` (data/hardware/accelerators.csv device_memory_bytes), and the two B200 MoE rows
-#: when NVFP4 experts took the FP8 tensor rate (``grouped_fp4_speedup``); until then they agreed with c77e963 bit for bit.
+#: when NVFP4 experts took the FP8 tensor rate (``grouped_fp4_speedup``), and again when Blackwell's fused MoE kernels
+#: took their measured weight-stream rate (``grouped_gemm_hbm_efficiency`` 1.1, FlashInfer PR 5301) and NVFP4 MoE
+#: checkpoints kept attention at the release precision (``serving_context.attention_weight_precision``); until then
+#: they agreed with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
      (3118.588875072589, 16.500470238479306, 0.16235614352711056, 135597176832.0, 1512.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
      (388.8088998217267, 97.20222495543167, 0.03949015952074422, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (11217.596776132848, 30.56565879055272, 0.10330621315500166, 172903384192.0, 2936.0)),
+     (11431.405188739394, 32.20114137673069, 0.08930738138906898, 172838632576.0, 2840.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
      (3064.9314848243034, 5.782889594008119, 0.23234645354318265, 135663183872.0, 8480.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
-     (1144.9836276663912, 36.78826670631568, 0.06557509848281172, 60794288064.0, 12760.0)),
+     (1332.6846832510453, 42.8540631406693, 0.045655380051781054, 59363017696.0, 6620.0)),
 ]
 
 

@@ -44,7 +44,7 @@ QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8
               "scaleup_efficiency", "scaleup_latency_s", "scaleout_efficiency", "scaleout_latency_s",
               "elementwise_traffic_fwd", "elementwise_traffic_bwd", "memory_usable_fraction",
               "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm",
-              "grouped_fp4_speedup", "overlap_compute_slowdown")
+              "grouped_fp4_speedup", "overlap_compute_slowdown", "grouped_gemm_hbm_efficiency")
 #: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
 #: streaming and paged decode attention run at the copy rate unless measured otherwise.
 FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
@@ -76,6 +76,7 @@ class Ceilings:
     grouped_gemm_overlap_norm: float
     grouped_fp4_speedup: float
     overlap_compute_slowdown: float
+    grouped_gemm_hbm_efficiency: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""

@@ -147,7 +147,7 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     s, P, d = ctx.s, ctx.params, ctx.s.d_model
     T = decode_tokens + prefill_tokens                # tokens per attention rank
     T_moe = T if moe_prefill is None else decode_tokens + moe_prefill
-    t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d)
+    t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d, attention=True)
     t_core = kern.attention_core_s(ctx, tp, decode_tokens, prefill_tokens, context)
     t_tp = kern.tp_all_reduce_s(ctx, T, tp)
     t_dense_ffn = kern.ffn_s(ctx, s.d_ff, T, tp)

@@ -71,6 +71,22 @@ def dense_weight_precision(s: models.ModelSpec, precision: str) -> str:
     return precision
 
 
+def attention_weight_precision(s: models.ModelSpec, precision: str) -> str:
+    """Precision of the attention projections (Q/K/V/O, MLA's down- and up-projections).
+
+    As :func:`dense_weight_precision`, except in MoE checkpoints quantised to NVFP4, which keep attention in the
+    precision the model was released in (``release_precision``: FP8 for DeepSeek-V3/R1 and Kimi K2, else BF16):
+    NVIDIA TensorRT Model Optimizer's NVFP4 recipe for MoE models leaves every ``self_attn`` module (and the LM head and
+    router) out of FP4 (``exclude_modules`` of nvidia/DeepSeek-R1-0528-NVFP4, nvidia/GLM-4.7-NVFP4,
+    nvidia/MiniMax-M2.5-NVFP4 hf_quant_config.json; nvidia/DeepSeek-R1-FP4-v2's card: "Compared to
+    nvidia/DeepSeek-R1-FP4, this checkpoint additionally quantizes the wo module in attention layers"). Dense
+    models' NVFP4 checkpoints quantise attention too (only the LM head is left out)."""
+    dense = dense_weight_precision(s, precision)
+    if precision == "fp4" and architecture.is_moe(s):
+        return s.release_precision or "bf16"
+    return dense
+
+
 def _run_precision(acc: hardware.Accelerator, precision: str) -> str:
     """Tensor-core precision weights stored in ``precision`` multiply at: 4-bit weights on GPUs without FP4
     tensor cores are dequantised and multiplied in FP8 (the next precision the GPU supports)."""
@@ -124,8 +140,8 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     max_bs, max_tok = sched.check_limits(*limits, isl, scheduler)
     osl_cv, osl_max = lengths.check_cv(output_spread[0]), lengths.check_max(output_spread[1], osl)
     lengths.in_flight_final_tokens(osl, osl_cv, osl_max)          # refuses a cv the cap cannot reach
-    dense = dense_weight_precision(s, precision)
-    run, expert_run = _run_precision(acc, dense), _run_precision(acc, precision)
+    dense, attention = dense_weight_precision(s, precision), attention_weight_precision(s, precision)
+    run, expert_run, attention_run = (_run_precision(acc, p) for p in (dense, precision, attention))
     ceil = efficiency.ceilings(acc, scenario)
     up, out = _links(acc, ceil)
     return kern.Context(
@@ -136,12 +152,14 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         assumed("pytorch_kernels_per_layer" if torch_ref else "other_kernels_per_layer", scenario),
         bool(comm_overlap), implementation, assumed("kernel_floor_s", scenario),
         assumed("pytorch_moe_kernels_per_layer" if torch_ref else "moe_kernels_per_layer", scenario),
-        assumed("grouped_gemm_hbm_efficiency", scenario), assumed("grouped_gemm_launch_s", scenario),
+        ceil.grouped_gemm_hbm_efficiency, assumed("grouped_gemm_launch_s", scenario),
         assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
         assumed("expert_load_cv", scenario), assumed("host_step_s", scenario),
         assumed("host_per_sequence_s", scenario), _param_totals(s),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),
+        attention_run_precision=attention_run, attention_peak=peaks.dense_flop_per_s(acc, attention_run),
+        attention_w_bytes=hardware.BYTES_PER_ELEMENT[attention],
         expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
         kv_block_tokens=assumed("kv_block_tokens", scenario),
         prefill_chunk_tokens=np.inf if bench else assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,

@@ -32,7 +32,7 @@ from intelligence_per_dollar.sources import checks, hardware, models
 
 __all__ = ["ACTIVATION_BYTES", "HEAD_BYTES", "EMBEDDING_BYTES", "Context", "expected_experts_touched",
            "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "gemm_s", "grouped_gemm_s", "kv_shards",
-           "kv_tokens_per_layer", "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
+           "kv_tokens_per_layer", "dense_weight_bytes", "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
            "attention_core_s", "tp_all_reduce_s", "ffn_s", "dense_elementwise_s", "moe_experts_s",
            "ep_all_to_all_s", "moe_dispatch_s", "moe_elementwise_s"]
 
@@ -83,6 +83,9 @@ class Context:
     expert_weight_only: bool = False   # experts stored narrower than the tensor cores run: W4A16 at BF16
     expert_run_precision: str = ""     # tensor-core precision of the routed experts ("": ``run_precision``)
     expert_peak: float = 0.0           # dense peak at that precision, FLOP/s (0: ``peak``)
+    attention_run_precision: str = ""  # tensor-core precision of the attention projections ("": ``run_precision``)
+    attention_peak: float = 0.0        # dense peak at that precision, FLOP/s
+    attention_w_bytes: float = 0.0     # bytes per attention-projection weight value (0: ``w_bytes``)
     prefill_chunk_tokens: float = np.inf   # largest prompt piece one iteration schedules
     scheduler: str = "physics"         # serving_schedulers.SCHEDULERS
     max_batch_size: int | None = None  # the engine's max running sequences per rank, if set (None: its default)
@@ -224,16 +227,27 @@ def host_time_s(sequences_per_rank, step_s: float, per_sequence_s: float):
 # matrix products
 # ---------------------------------------------------------------------------------------------
 
-def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False):
+def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False):
     """A dense GEMM on the calibrated roofline (:func:`efficiency.gemm_time_s`): weights in the
-    storage precision at the run precision's peak, or (``head``) the BF16 LM head / router."""
+    storage precision at the run precision's peak, (``attention``) the attention projections in theirs
+    (:func:`serving_context.attention_weight_precision`), or (``head``) the BF16 LM head / router."""
     if head:
         return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                       ceil=ctx.ceil, precision="bf16", operand_bytes=HEAD_BYTES,
                                       output_bytes=ACTIVATION_BYTES, groups=groups)
-    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
-                                  ceil=ctx.ceil, precision=ctx.run_precision, operand_bytes=ctx.w_bytes,
+    run, peak, w = ((ctx.attention_run_precision, ctx.attention_peak, ctx.attention_w_bytes)
+                    if attention and ctx.attention_run_precision else (ctx.run_precision, ctx.peak, ctx.w_bytes))
+    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                  ceil=ctx.ceil, precision=run, operand_bytes=w,
                                   output_bytes=ACTIVATION_BYTES, groups=groups)
+
+
+def dense_weight_bytes(ctx: Context) -> float:
+    """Bytes of every non-expert transformer-layer weight (embedding and LM head excluded): the attention
+    projections in their precision, the rest (dense FFNs, shared experts, norms) in ``w_bytes``."""
+    P = ctx.params
+    attention = float(ctx.s.layers) * P["attention"]
+    return (P["dense_total"] - attention) * ctx.w_bytes + attention * (ctx.attention_w_bytes or ctx.w_bytes)
 
 
 def grouped_gemm_s(ctx: Context, m, n, k, groups):

@@ -93,11 +93,12 @@ def largest_layer_bytes(ctx: kern.Context, tp, r):
     """Bytes of the largest layer one GPU holds: a MoE layer's dense part split by TP plus its experts over
     the stage's ``r`` GPUs, or a dense layer split by TP."""
     P = ctx.params
-    dense = P["dense_layer"] / tp * ctx.w_bytes
+    attention = P["attention"] * ((ctx.attention_w_bytes or ctx.w_bytes) - ctx.w_bytes)   # its precision's extra bytes
+    dense = (P["dense_layer"] * ctx.w_bytes + attention) / tp
     if not P["expert_total"]:
         return dense
     experts = P["expert"] * ctx.s.experts                    # routed experts of one MoE layer
-    moe = (P["moe_layer_total"] - experts) / tp * ctx.w_bytes + experts / r * ctx.expert_bytes
+    moe = ((P["moe_layer_total"] - experts) * ctx.w_bytes + attention) / tp + experts / r * ctx.expert_bytes
     return np.maximum(dense, moe)
 
 

@@ -122,7 +122,7 @@ def layer_weight_bytes(ctx: kern.Context, tp, r, pp=1.0):
     """Bytes of transformer-layer weights one GPU of the fullest stage holds (embedding and LM head
     excluded): dense weights split by TP, experts over the stage's ``r`` GPUs."""
     P = ctx.params
-    return (P["dense_total"] / tp * ctx.w_bytes + P["expert_total"] / r * ctx.expert_bytes) \
+    return (kern.dense_weight_bytes(ctx) / tp + P["expert_total"] / r * ctx.expert_bytes) \
         * stage_fraction(ctx.s.layers, pp)
 
 

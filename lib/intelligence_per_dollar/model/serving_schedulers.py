@@ -199,7 +199,7 @@ def limits(ctx, tp, dp, pp=1.0):
 def _trtllm_bench_heuristic(ctx, tp, dp, pp):
     """:func:`trtllm_bench_limits` per distinct layout of the arrays ``tp``, ``dp``, ``pp``."""
     P = ctx.params
-    ckpt = (P["dense_total"] * ctx.w_bytes + P["expert_total"] * ctx.expert_bytes
+    ckpt = (kern.dense_weight_bytes(ctx) + P["expert_total"] * ctx.expert_bytes
             + P["embedding"] * kern.EMBEDDING_BYTES)
     kv_elem = ctx.kv_bytes_per_token / architecture.kv_cache_bytes_per_token(ctx.s, 1.0)
     keys = list(zip(tp.ravel().tolist(), dp.ravel().tolist(), pp.ravel().tolist()))

@@ -48,6 +48,8 @@ class ModelSpec:
     (sliding-window or chunked local attention: GPT-OSS alternates 128-token windows, Llama 4 uses
     8192-token chunks in 3 of 4 layers). ``expert_weight_precision``: the checkpoint stores the
     routed experts in this precision whatever the serving precision (GPT-OSS ships MXFP4 experts).
+    ``release_precision``: the precision the authors released every weight in when it is not BF16
+    (DeepSeek-V3/R1 and Kimi K2 ship block-scaled FP8); None: BF16.
     """
 
     layers: int
@@ -70,6 +72,7 @@ class ModelSpec:
     local_attention_window: int | None = None
     local_attention_layers: int = 0
     expert_weight_precision: str | None = None
+    release_precision: str | None = None
 
     def __post_init__(self):
         _validate(self)
@@ -128,6 +131,8 @@ def _validate(s: ModelSpec) -> None:
         checks.choice("model['expert_weight_precision']", s.expert_weight_precision, _WEIGHT_PRECISIONS)
         if s.experts == 0:
             raise ValueError("model['expert_weight_precision'] requires model['experts'] >= 1")
+    if s.release_precision is not None:
+        checks.choice("model['release_precision']", s.release_precision, _WEIGHT_PRECISIONS)
     if s.kv_lora_rank is None and (s.q_lora_rank is not None or s.qk_rope_head_dim is not None):
         raise ValueError("model['q_lora_rank'] / model['qk_rope_head_dim'] are MLA dimensions and "
                          "need model['kv_lora_rank'] too")
@@ -161,7 +166,7 @@ def spec(model: Mapping | ModelSpec | str) -> ModelSpec:
     kw = dict(model)
     kw.setdefault("kv_heads", kw["heads"])
     for k in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim", "local_attention_window",
-              "expert_weight_precision"):
+              "expert_weight_precision", "release_precision"):
         if kw.get(k) in (0, None, ""):  # 0 means "not used" in flat tables
             kw[k] = None
     return ModelSpec(**kw)
@@ -173,7 +178,7 @@ def spec(model: Mapping | ModelSpec | str) -> ModelSpec:
 
 _INT_FIELDS = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab") + _NON_NEGATIVE + _OPTIONAL_POSITIVE
 _PUBLISHED = ("total_params_published", "active_params_published")
-_SPEC_TEXT_FIELDS = ("expert_weight_precision",)
+_SPEC_TEXT_FIELDS = ("expert_weight_precision", "release_precision")
 #: Text fields: the spec's own, and ``hf_repo`` (the Hugging Face repository, an alias for :func:`resolve`).
 _TEXT_FIELDS = _SPEC_TEXT_FIELDS + ("hf_repo",)
 

@@ -31,7 +31,8 @@ INFERENCE_UNITS = ("output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", 
 _INF_MODEL_INT = ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab", "experts", "top_k", "expert_d_ff",
                   "shared_experts", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
 #: Optional model columns (absent or empty: the spec's default).
-_INF_MODEL_OPTIONAL = ("local_attention_window", "local_attention_layers", "expert_weight_precision")
+_INF_MODEL_OPTIONAL = ("local_attention_window", "local_attention_layers", "expert_weight_precision",
+                       "release_precision")
 _INF_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", *_INF_MODEL_INT,
                 "gated_ffn", "hardware", "gpus", "precision", "kv_precision", "mode", "input_tokens", "output_tokens",
                 "tp", "dp", "ep", "concurrency", "comm_overlap", "implementation", "measured", "unit", "note")
@@ -56,7 +57,7 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
     model["gated_ffn"] = io.parse_bool(path, row, "gated_ffn", rec["gated_ffn"])
     for k in _INF_MODEL_OPTIONAL:     # optional columns: local attention, checkpoint expert precision
         if rec.get(k):
-            model[k] = rec[k] if k == "expert_weight_precision" else int(io.parse_float(path, row, k, rec[k],
+            model[k] = rec[k] if k.endswith("_precision") else int(io.parse_float(path, row, k, rec[k],
                                                                                           positive=True))
     par = {k: _positive_int(path, row, rec, k) for k in ("tp", "dp", "ep") if rec[k]}
     concurrency = (io.parse_float(path, row, "concurrency", rec["concurrency"], positive=True)
