@@ -31,10 +31,10 @@ def test_other_dev_cases_median(table):
 
 
 def test_held_out_cases_median(table):
-    """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2), 27% (set 4), 11% (set 5) and 14% (set 6)
-    when merged."""
+    """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2), 27% (set 4), 11% (set 5), 14% (set 6) and
+    28% (set 7: Megatron-Bridge MoE, Together's B200 cluster, NeMo long sequences) when merged; all 151: 12.6%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 124 and held.error.abs().median() <= 0.15
+    assert len(held) == 151 and held.error.abs().median() <= 0.14
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -64,7 +64,12 @@ def test_held_out_cases_median(table):
     # set 6, merged at the error it had when first predicted (blind): NeMo 25.04's DeepSeek-V3 BF16 on 256 GB200 runs 3.4x
     # slower than predicted (958 tokens/s per GPU; Megatron-Bridge 25.11 runs the same model at 3,848 on GB300)
     ("heldout6-dgxc2504", 0.09, 0.28), ("heldout6-dgxc2504-moe", 0.26, 0.72), ("heldout6-moe-modelzoo", 0.17, 0.40),
-    ("heldout6-nemo2407", 0.12, 0.18)])
+    ("heldout6-nemo2407", 0.12, 0.18),
+    # set 7, merged at the error it had when first predicted (blind): Megatron-Bridge's GPT-OSS 120B (+45% to +106%)
+    # and Qwen3-30B on H100 (+111%) as in the earlier sets; Together AI's B200 cluster runs 9-45% slower than predicted
+    # (its network is oversubscribed); NeMo 24.03's long-sequence Llama 2 7B rows +30% to +43%
+    ("heldout7-mbridge", 0.50, 1.15), ("heldout7-together-b200", 0.25, 0.47), ("heldout7-torchtitan", 0.10, 0.30),
+    ("heldout7-nemo-longseq", 0.40, 0.45)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

@@ -60,7 +60,8 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "nemo-25x", "automodel-fsdp2", "megatron-bridge-2604", "megatron-bridge-2606", "torchtitan-blackwell",
                    "heldout5-dgxc", "heldout5-dgxc-maxtext", "heldout5-nemo2407", "heldout5-torchtitan-a100",
                    "heldout5-automodel", "heldout5-mbridge2511", "heldout5-mpt", "heldout6-dgxc2504",
-                   "heldout6-dgxc2504-moe", "heldout6-moe-modelzoo", "heldout6-nemo2407")
+                   "heldout6-dgxc2504-moe", "heldout6-moe-modelzoo", "heldout6-nemo2407", "heldout7-mbridge",
+                   "heldout7-together-b200", "heldout7-torchtitan", "heldout7-nemo-longseq")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
