@@ -370,3 +370,15 @@ def test_two_batch_overlap_hides_the_all_to_alls_but_they_slow_the_compute():
     assert 0 < comm and float(hidden) == pytest.approx(max(compute, comm))
     assert float(hidden) < float(overlapped) < float(summed)
     assert float(overlapped) == pytest.approx(compute + max(comm - compute, comm * sigma / (1 + sigma)))
+
+
+def test_precision_names_as_engines_write_them():
+    """"FP8", "NVFP4", "MXFP4" are the book's fp8 / fp4 (any case); an unknown name is refused naming what is allowed."""
+    a = inf.estimate("Llama-3.3-70B", "H100-SXM", 2, "FP8", 1024, 1024, kv_precision="E4M3")
+    b = inf.estimate("Llama-3.3-70B", "H100-SXM", 2, "fp8", 1024, 1024, kv_precision="fp8")
+    assert a.precision == "fp8" and a.output_tokens_per_s_per_gpu == b.output_tokens_per_s_per_gpu
+    nv = inf.frontier("Qwen3-30B-A3B", "B200", 1, "NVFP4", 1024, 1024, points=4)
+    fp4 = inf.frontier("Qwen3-30B-A3B", "B200", 1, "fp4", 1024, 1024, points=4)
+    assert nv.output_tokens_per_s_per_gpu.max() == fp4.output_tokens_per_s_per_gpu.max()
+    with pytest.raises(ValueError, match=r"precision='int4' is not allowed; allowed: bf16, fp8, fp4 \(any case\), or nvfp4"):
+        inf.estimate("Llama-3.3-70B", "H100-SXM", 2, "int4", 1024, 1024)

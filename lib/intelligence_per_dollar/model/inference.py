@@ -99,7 +99,7 @@ from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.model.serving_context import IMPLEMENTATIONS, MAX_GPUS, MODES, PRECISIONS
 from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, candidates
-from intelligence_per_dollar.sources import checks
+from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTIER_COLUMNS", "Estimate", "estimate",
            "frontier", "evaluate", "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw"]
@@ -336,6 +336,8 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
            comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None), weight_offload=False,
            output_spread=(0.0, None)):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
+    precision = hardware.precision_id(precision, "precision", sctx.PRECISIONS)
+    kv_precision = None if kv_precision is None else hardware.precision_id(kv_precision, "kv_precision", sctx.PRECISIONS)
     checks.choice("scenario", scenario, efficiency.SCENARIOS)
     checks.boolean("comm_overlap", comm_overlap)
     ctx = sctx.context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
@@ -425,7 +427,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         memory_breakdown_bytes={k: pick[k + "_bytes"] for k in ("weights", "kv_cache", "workspace")},
         time_breakdown_s={k: pick[k + "_s"] for k in ("gemm", "attention", "comm", "other", "stream")},
         parallelism=par, concurrency=float(np.broadcast_to(conc, c["tp"].shape)[i]), max_concurrency=float(mc[i]),
-        gpus=gpus, accelerator=ctx.acc.id, precision=precision, input_tokens=ctx.isl, output_tokens=ctx.osl,
+        gpus=gpus, accelerator=ctx.acc.id, precision=ctx.precision, input_tokens=ctx.isl, output_tokens=ctx.osl,
         mode=mode, power_w_per_gpu=ctx.acc.power_w, weight_offload_fraction=pick["offload"])
 
 

@@ -152,6 +152,24 @@ class System:
     provenance: Mapping[str, io.Provenance] = field(default_factory=dict, repr=False, compare=False)
 
 
+#: Other names of the precisions, as engines and checkpoints write them (case-insensitive): the block-scaled 4-bit formats
+#: (NVFP4, MXFP4) run on the FP4 tensor cores, MXFP8 and E4M3 on the FP8 ones, FP16 at the BF16 rate and size.
+PRECISION_ALIASES = MappingProxyType({"nvfp4": "fp4", "mxfp4": "fp4", "mxfp8": "fp8", "e4m3": "fp8", "fp8_e4m3": "fp8",
+                                      "bfloat16": "bf16", "fp16": "bf16", "float16": "bf16"})
+
+
+def precision_id(value, name: str = "precision", allowed=PRECISIONS) -> str:
+    """The book's name of a precision: ``value`` itself, any case (``"FP8"``), or one of
+    :data:`PRECISION_ALIASES` (``"nvfp4"``, ``"MXFP4"`` -> ``"fp4"``). ``ValueError`` naming ``name``, the value and
+    what is allowed otherwise."""
+    key = value.strip().lower() if isinstance(value, str) else value
+    key = PRECISION_ALIASES.get(key, key)
+    if not isinstance(key, str) or key not in allowed:
+        raise ValueError(f"{name}={checks.short(value)} is not allowed; allowed: {', '.join(allowed)} "
+                         f"(any case), or {', '.join(PRECISION_ALIASES)}")
+    return key
+
+
 def check_precision(precision: str) -> None:
     """``ValueError`` unless ``precision`` is one of :data:`PRECISIONS`."""
     checks.choice("precision", precision, PRECISIONS)

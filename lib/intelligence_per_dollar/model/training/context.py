@@ -102,8 +102,7 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     :func:`power_capped_ceilings`)."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
+    precision = hardware.precision_id(precision, "precision", PRECISIONS)
     if not acc.supports(precision) and not fallback:
         have = [p for p in PRECISIONS if acc.supports(p)]
         raise ValueError(f"precision={precision!r} is not supported by the tensor cores of accelerator "
