@@ -48,10 +48,14 @@ def test_training_chapter_default(report_records):
     assert regs["batch-limited"]["gpus"]["H100-SXM"] is None   # nothing fits at the central batch
     for p in ("GB200", "VR200"):
         # at the central batch and 30 days the fixed batch binds: a batch that grows with the
-        # cluster keeps each GPU busier (longer steps, more micro-batches) and needs fewer GPUs
-        assert regs["throughput"]["mfu"][p] > regs["batch-limited"]["mfu"][p]
+        # cluster runs longer steps with more micro-batches and needs fewer GPUs
         assert regs["throughput"]["gpus"][p] < regs["batch-limited"]["gpus"][p]
         assert regs["throughput"]["step_time_s"][p] > regs["batch-limited"]["step_time_s"][p]
+    # GB200 (ZeRO-1 with pipelines) keeps each GPU busier too; VR200's layout is ZeRO-3 in both regimes, whose
+    # parameter gathers repeat every micro-batch and slow the compute they hide behind (overlap_compute_slowdown),
+    # so its MFU stays near the batch-limited one rather than above it
+    assert regs["throughput"]["mfu"]["GB200"] > regs["batch-limited"]["mfu"]["GB200"]
+    assert regs["throughput"]["mfu"]["VR200"] > 0.9 * regs["batch-limited"]["mfu"]["VR200"]
     assert regs["throughput"]["gpus"]["H100-SXM"] > regs["throughput"]["gpus"]["GB200"]
     for g in REGIMES:
         assert 0.2 < regs[g]["ratio"] < 0.6
