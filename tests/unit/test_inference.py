@@ -382,3 +382,19 @@ def test_precision_names_as_engines_write_them():
     assert nv.output_tokens_per_s_per_gpu.max() == fp4.output_tokens_per_s_per_gpu.max()
     with pytest.raises(ValueError, match=r"precision='int4' is not allowed; allowed: bf16, fp8, fp4 \(any case\), or nvfp4"):
         inf.estimate("Llama-3.3-70B", "H100-SXM", 2, "int4", 1024, 1024)
+
+
+def test_expert_tensor_parallel_permutes_every_token_of_the_replica():
+    """Under attention-DP + expert TP each GPU holds a slice of every expert, so its MoE kernels permute and
+    gather-reduce the top-k rows of all dp ranks' tokens; under attention-DP + EP only its own share (dp / ep)."""
+    ctx = sctx.context("Qwen3-235B-A22B", "B200", "fp4", 1024, 1024, None, "aggregated", "central")
+    T, s = 1000.0, ctx.s
+    own = float(kern.moe_elementwise_s(ctx, T, T))
+    replica = float(kern.moe_elementwise_s(ctx, T, 4 * T))
+    assert float(kern.moe_elementwise_s(ctx, T)) == own
+    extra = 3 * T * 2 * s.top_k * s.d_model * kern.ACTIVATION_BYTES / ctx.hbm_bytes_per_s_achieved
+    assert replica - own == pytest.approx(extra)
+    # the whole layer: expert TP over 4 attention-DP ranks pays the larger permutation; EP over them does not
+    _, tp_moe, tp_parts = inf._layer_times(ctx, 1.0, 4.0, 1.0, T, 0.0, 1536.0)
+    _, ep_moe, ep_parts = inf._layer_times(ctx, 1.0, 4.0, 4.0, T, 0.0, 1536.0)
+    assert float(tp_parts["other"]) == pytest.approx(replica) and float(ep_parts["other"]) == pytest.approx(own)

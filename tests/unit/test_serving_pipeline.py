@@ -29,7 +29,8 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: memory x ``serving_memory_fraction`` (data/hardware/accelerators.csv device_memory_bytes), and the two B200 MoE rows
 #: when NVFP4 experts took the FP8 tensor rate (``grouped_fp4_speedup``), and again when Blackwell's fused MoE kernels
 #: took their measured weight-stream rate (``grouped_gemm_hbm_efficiency`` 1.1, FlashInfer PR 5301) and NVFP4 MoE
-#: checkpoints kept attention at the release precision (``serving_context.attention_weight_precision``); until then
+#: checkpoints kept attention at the release precision (``serving_context.attention_weight_precision``), and when
+#: the MoE permute / gather-reduce counted the rows each GPU's expert shards see (``moe_elementwise_s``); until then
 #: they agreed with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
@@ -37,11 +38,11 @@ BEFORE = [
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
      (388.8088998217267, 97.20222495543167, 0.03949015952074422, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (11431.405188739394, 32.20114137673069, 0.08930738138906898, 172838632576.0, 2840.0)),
+     (11373.310687089022, 32.03749489320851, 0.09312649178906898, 172838632576.0, 2840.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
      (3064.9314848243034, 5.782889594008119, 0.23234645354318265, 135663183872.0, 8480.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
-     (1332.6846832510453, 42.8540631406693, 0.045655380051781054, 59363017696.0, 6620.0)),
+     (1330.7821366076582, 42.86265951697858, 0.04523333172974517, 59363017696.0, 6620.0)),
 ]
 
 

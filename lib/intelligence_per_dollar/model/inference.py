@@ -160,7 +160,7 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     t_router = kern.gemm_s(ctx, T / tp, s.experts, d, head=True)
     t_shared = kern.ffn_s(ctx, s.shared_experts * s.expert_d_ff, T, tp) if s.shared_experts else 0.0 * T
     t_moe_comm = kern.moe_dispatch_s(ctx, T_moe, tp, dp, ep)
-    t_ew_moe = kern.moe_elementwise_s(ctx, T)
+    t_ew_moe = kern.moe_elementwise_s(ctx, T, T_moe * dp / ep)     # the rows this GPU's expert shards see
     t_compute = t_proj + t_core + t_experts + t_router + t_shared + t_ew_moe
     # two-batch overlap (SGLang/DeepEP) hides the collectives behind the other micro-batch's compute, which they slow
     t_comm = t_tp + t_moe_comm

@@ -385,14 +385,18 @@ def dense_elementwise_s(ctx: Context, tokens, tp):
     return ew_bytes / ctx.hbm_bytes_per_s_achieved + ctx.kernels_per_layer * ctx.kernel_floor_s
 
 
-def moe_elementwise_s(ctx: Context, tokens):
-    """Elementwise work of an MoE layer (the top-k gather-reduce in its ``2 k d`` values per token),
-    the atomic scatter-add combine where the implementation uses one (PyTorch ``index_add_``), and
-    the floors of the dense and MoE kernels."""
+def moe_elementwise_s(ctx: Context, tokens, routed_tokens=None):
+    """Elementwise work of an MoE layer: norms and residuals of the rank's ``tokens`` (``10 d`` values each), the
+    permutation and top-k gather-reduce of the tokens whose expert rows this GPU computes (``2 k d`` values each,
+    ``routed_tokens``: the replica's tokens x ``1 / ep`` of the experts, so the rank's own tokens under attention-DP +
+    EP, but every token of the replica under expert tensor parallelism, where each GPU holds a slice of every
+    expert), the atomic scatter-add combine where the implementation uses one (PyTorch ``index_add_``), and the
+    floors of the dense and MoE kernels."""
     s = ctx.s
     d, k = s.d_model, s.top_k
-    ew_bytes = tokens * ACTIVATION_BYTES * (10 * d + 2 * k * d)
-    combine = tokens * k * d / ctx.scatter_add_rate if ctx.scatter_add_rate else 0.0 * tokens
+    routed = tokens if routed_tokens is None else routed_tokens
+    ew_bytes = ACTIVATION_BYTES * (10 * d * tokens + 2 * k * d * routed)
+    combine = routed * k * d / ctx.scatter_add_rate if ctx.scatter_add_rate else 0.0 * tokens
     return (ew_bytes / ctx.hbm_bytes_per_s_achieved + combine
             + (ctx.kernels_per_layer + ctx.moe_kernels_per_layer) * ctx.kernel_floor_s)
 
