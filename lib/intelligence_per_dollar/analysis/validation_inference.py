@@ -38,7 +38,8 @@ and B300 reach ~3 PFLOP/s, the FP8 burst rate of both), which took the stated ca
 On Blackwell the same fused kernels stream the touched experts at 0.69-0.71 of datasheet HBM at decode sizes
 (``grouped_gemm_hbm_efficiency`` 1.1 there, FlashInfer PR 5301), and NVIDIA's NVFP4 MoE checkpoints keep attention in
 the release precision (FP8 for DeepSeek-R1, BF16 otherwise: :func:`serving_context.attention_weight_precision`), which
-together moved the long-output DeepSeek-R1 runs from -20-26% to -10-20% and the short ones from +1% to +4-8%.
+together moved the DeepSeek-R1 1k/32k cells from -32% / -24% (B200 / GB200) to -20% / -17% and the 1k/1k ones from
+-3% to +2% to +3% to +6%.
 """
 
 from __future__ import annotations
