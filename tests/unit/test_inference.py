@@ -317,6 +317,16 @@ def test_a_user_s_frontier_is_never_below_the_stated_layout():
     assert set(t.group) >= {"trtllm-llama70b", "trtllm-dsr1", "trtllm-v017"}
 
 
+def _check_held_out_set(table, prefix, cases, median, worst, offline_cases, offline_median):
+    """A held-out set's groups (``prefix``): every case predicted, |error| median and max within the bounds, and
+    its max-load (not latency-limited) cases within ``offline_median``."""
+    s = table[table.group.str.startswith(prefix)]
+    assert len(s) == cases and (s.refused == "").all()
+    assert s.error.abs().median() <= median and s.error.abs().max() <= worst
+    offline = s[~s.latency_limited]
+    assert len(offline) == offline_cases and offline.error.abs().median() <= offline_median
+
+
 def test_held_out_set_6_stays_near_its_blind_error(table):
     """Set 6 of data/runs/HELD_OUT.md (22 serving runs collected blind: MLPerf v5.1 partner and v6.0 submissions on H200,
     B200, B300 and GB300, unused cells of TensorRT-LLM's perf-overview table): median 22% when first predicted, with
@@ -324,11 +334,7 @@ def test_held_out_set_6_stays_near_its_blind_error(table):
     Server/Interactive runs held to p99 latency limits (DeepSeek-R1 Server +175%, Llama-2-70B Interactive +58-66%: the
     model's latencies are means) and MLPerf v6.0 DeepSeek-R1, whose software a year on runs 1.75x v5.1's (-17 to -26%).
     Blackwell's measured fused-MoE weight stream (FlashInfer PR 5301) made the DeepSeek-R1 Server miss +183%."""
-    s6 = table[table.group.str.startswith("heldout6-")]
-    assert len(s6) == 22 and (s6.refused == "").all()
-    assert s6.error.abs().median() <= 0.24 and s6.error.abs().max() <= 1.90
-    offline = s6[~s6.latency_limited]
-    assert len(offline) == 13 and offline.error.abs().median() <= 0.22
+    _check_held_out_set(table, "heldout6-", 22, 0.24, 1.90, 13, 0.22)
 
 
 def test_held_out_set_7_stays_near_its_blind_error(table):
@@ -336,11 +342,7 @@ def test_held_out_set_7_stays_near_its_blind_error(table):
     submissions, TensorRT-LLM release 1.2 and 0.19.0 perf-overview cells): median 14.7% when first predicted, 13.4%
     merged. The misses: TensorRT-LLM 0.19's early NVFP4 Llama 3.1 405B on 8 B200 (+59%), the p99-limited Server runs
     (+39% to +48%) and MLPerf v6.0's DeepSeek-R1 Offline on B300 (-26%, a year's newer software)."""
-    s7 = table[table.group.str.startswith("heldout7-")]
-    assert len(s7) == 27 and (s7.refused == "").all()
-    assert s7.error.abs().median() <= 0.15 and s7.error.abs().max() <= 0.65
-    offline = s7[~s7.latency_limited]
-    assert len(offline) == 22 and offline.error.abs().median() <= 0.13
+    _check_held_out_set(table, "heldout7-", 27, 0.15, 0.65, 22, 0.13)
 
 
 def test_held_out_set_5_stays_near_its_blind_error(table):

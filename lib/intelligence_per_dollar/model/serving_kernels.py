@@ -32,7 +32,7 @@ from intelligence_per_dollar.sources import checks, hardware, models
 
 __all__ = ["ACTIVATION_BYTES", "HEAD_BYTES", "EMBEDDING_BYTES", "Context", "expected_experts_touched",
            "padded_rows_per_expert", "ep_load_imbalance", "host_time_s", "gemm_s", "grouped_gemm_s", "kv_shards",
-           "kv_tokens_per_layer", "dense_weight_bytes", "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
+           "kv_tokens_per_layer", "attention_extra_bytes", "dense_weight_bytes", "decode_attention_flops_per_token", "decode_attention_s", "prefill_attention_s", "kv_write_s",
            "attention_core_s", "tp_all_reduce_s", "ffn_s", "dense_elementwise_s", "moe_experts_s",
            "ep_all_to_all_s", "moe_dispatch_s", "moe_elementwise_s"]
 
@@ -242,12 +242,16 @@ def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False):
                                   output_bytes=ACTIVATION_BYTES, groups=groups)
 
 
+def attention_extra_bytes(ctx: Context) -> float:
+    """Bytes one layer's attention projections take beyond ``w_bytes`` per value: they are stored in their own
+    precision (:func:`serving_context.attention_weight_precision`); 0 when it is the dense one."""
+    return ctx.params["attention"] * ((ctx.attention_w_bytes or ctx.w_bytes) - ctx.w_bytes)
+
+
 def dense_weight_bytes(ctx: Context) -> float:
     """Bytes of every non-expert transformer-layer weight (embedding and LM head excluded): the attention
     projections in their precision, the rest (dense FFNs, shared experts, norms) in ``w_bytes``."""
-    P = ctx.params
-    attention = float(ctx.s.layers) * P["attention"]
-    return (P["dense_total"] - attention) * ctx.w_bytes + attention * (ctx.attention_w_bytes or ctx.w_bytes)
+    return ctx.params["dense_total"] * ctx.w_bytes + float(ctx.s.layers) * attention_extra_bytes(ctx)
 
 
 def grouped_gemm_s(ctx: Context, m, n, k, groups):

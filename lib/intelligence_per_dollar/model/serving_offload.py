@@ -93,7 +93,7 @@ def largest_layer_bytes(ctx: kern.Context, tp, r):
     """Bytes of the largest layer one GPU holds: a MoE layer's dense part split by TP plus its experts over
     the stage's ``r`` GPUs, or a dense layer split by TP."""
     P = ctx.params
-    attention = P["attention"] * ((ctx.attention_w_bytes or ctx.w_bytes) - ctx.w_bytes)   # its precision's extra bytes
+    attention = kern.attention_extra_bytes(ctx)
     dense = (P["dense_layer"] * ctx.w_bytes + attention) / tp
     if not P["expert_total"]:
         return dense
