@@ -122,3 +122,34 @@ def test_grouped_nvfp4_moe_runs_at_the_fp8_rate_as_published():
     # at B300's dense FP4 rate (3x its FP8) the big call would be far too fast
     fast = dataclasses.replace(ctx, ceil=dataclasses.replace(ctx.ceil, grouped_fp4_speedup=3.0))
     assert experts_ms(fast, 16384) < 0.75 * 0.6226
+
+
+# Shah et al. 2024, "FlashAttention-3" (arXiv 2407.08608), Figures 5-6: H100 SXM5 BF16 non-causal, FA3 TFLOP/s at
+# 4k / 16k tokens, (forward, backward) for head dimension 64 and 128.
+FA3_H100 = {64: {4096: (476, 453), 16384: (497, 474)}, 128: {4096: (638, 542), 16384: (648, 561)}}
+
+
+def _fwd_bwd_rate(fwd, bwd):
+    """fwd+bwd FLOP rate: backward does 2.5x the forward FLOPs."""
+    return 3.5 / (1.0 / fwd + 2.5 / bwd)
+
+
+@pytest.mark.parametrize("seq", [4096, 16384])
+def test_head_dim_64_attention_rate_matches_flashattention3(seq):
+    """The softmax share of the Hopper ceilings reproduces FA3's measured head-dim-64 over head-dim-128 rate."""
+    c = ef.ceilings("H100-SXM")
+    measured = _fwd_bwd_rate(*FA3_H100[64][seq]) / _fwd_bwd_rate(*FA3_H100[128][seq])
+    model = float(ef.attention_efficiency(seq, c, 64) / ef.attention_efficiency(seq, c, 128))
+    assert model == pytest.approx(measured, abs=0.03)
+    assert ef.attention_head_dim_factor(128, c) == pytest.approx(1.0)      # the calibration point is untouched
+
+
+def test_blackwell_ultra_softmax_speeds_attention_not_gemms():
+    """GB300 doubles the SFU rate over GB200 (same BF16 peak): attention runs faster; the gain shrinks as the
+    head dimension grows (less softmax per FLOP), and MLA's absorbed decode (d_eff 544) gains least."""
+    b, u = ef.ceilings("GB200"), ef.ceilings("GB300")
+    gains = [float(ef.attention_efficiency(8192, u, d) / ef.attention_efficiency(8192, b, d)) for d in (64, 128, 544)]
+    assert gains[0] > gains[1] > gains[2] > 1.0
+    assert 1.1 < gains[1] < 1.3
+    with pytest.raises(ValueError, match="head_dim"):
+        ef.attention_head_dim_factor(0.0, b)

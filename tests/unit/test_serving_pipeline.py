@@ -30,19 +30,21 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: when NVFP4 experts took the FP8 tensor rate (``grouped_fp4_speedup``), and again when Blackwell's fused MoE kernels
 #: took their measured weight-stream rate (``grouped_gemm_hbm_efficiency`` 1.1, FlashInfer PR 5301) and NVFP4 MoE
 #: checkpoints kept attention at the release precision (``serving_context.attention_weight_precision``), and when
-#: the MoE permute / gather-reduce counted the rows each GPU's expert shards see (``moe_elementwise_s``); until then
-#: they agreed with c77e963 bit for bit.
+#: the MoE permute / gather-reduce counted the rows each GPU's expert shards see (``moe_elementwise_s``), and all five
+#: when flash attention's rate took the head dimension, the softmax (SFU) share and the forward-only kernel rate into
+#: account (``efficiency.attention_head_dim_factor``, ``attention_forward_speedup``); until then they agreed with
+#: c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
-     (3118.588875072589, 16.500470238479306, 0.16235614352711056, 135597176832.0, 1512.0)),
+     (3124.088947191289, 16.529571149160258, 0.1617916137318045, 135597176832.0, 1512.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
-     (388.8088998217267, 97.20222495543167, 0.03949015952074422, 10567544448.0, 3250.0)),
+     (388.8942598595352, 97.2235649648838, 0.03941959329633097, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (11373.310687089022, 32.03749489320851, 0.09312649178906898, 172838632576.0, 2840.0)),
+     (11373.310687089022, 32.03749489320851, 0.09111569190347805, 172838632576.0, 2840.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
-     (3064.9314848243034, 5.782889594008119, 0.23234645354318265, 135663183872.0, 8480.0)),
+     (3213.0068387317424, 6.062277054210834, 0.22369228954906073, 135663183872.0, 8480.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
-     (1330.7821366076582, 42.86265951697858, 0.04523333172974517, 59363017696.0, 6620.0)),
+     (1341.6503732839953, 43.22390212317725, 0.044779368267858354, 59363017696.0, 6620.0)),
 ]
 
 

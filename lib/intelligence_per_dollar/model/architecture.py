@@ -206,6 +206,14 @@ def attention_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     return float(out) if out.ndim == 0 else out
 
 
+def attention_score_head_dim(s: ModelSpec) -> float:
+    """Tensor-core FLOPs per attention score and pass over 4: ``(d_qk + d_v) / 2`` (the head dimension of
+    GQA/MHA; MLA's 128 + 64 query/key and 128 value dimensions give 160). Flash attention's rate per FLOP
+    depends on it (:func:`intelligence_per_dollar.model.efficiency.attention_head_dim_factor`)."""
+    hd = head_dim(s)
+    return (2.0 * hd + rope_head_dim(s)) / 2.0
+
+
 def forward_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     """Forward FLOPs per token: matmuls (incl. LM head) + attention."""
     return matmul_flops_per_token(s) + attention_flops_per_token(s, seq_len, causal)

@@ -18,7 +18,9 @@ Three kinds of kernel cover a transformer step:
   of the max (``grouped_gemm_overlap_norm``, p = 2, fitted to DeepGEMM's published H800 grouped
   GEMM table, ``data/efficiency/grouped_gemm_h800.csv``: median 6%, max 11% against 10%, max 34%
   for the max).
-* **Flash attention**: rate ``peak x f_attn x s / (s + s_half)`` (saturating in sequence length).
+* **Flash attention**: rate ``peak x f_attn x s / (s + s_half)`` (saturating in sequence length) at the
+  calibrated head dimension (128), times :func:`attention_head_dim_factor` for other head dimensions and for
+  Blackwell Ultra's doubled softmax (SFU) throughput.
 * **Memory-bound** elementwise work (norms, activations, optimizer): ``bytes / (bw x f_hbm)``.
 
 Calibration: H200-family ceilings are fitted to ``data/measurements/h200-2026-11-29`` (GEMM,
@@ -44,7 +46,8 @@ QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8
               "scaleup_efficiency", "scaleup_latency_s", "scaleout_efficiency", "scaleout_latency_s",
               "elementwise_traffic_fwd", "elementwise_traffic_bwd", "memory_usable_fraction",
               "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm",
-              "grouped_fp4_speedup", "overlap_compute_slowdown", "grouped_gemm_hbm_efficiency")
+              "grouped_fp4_speedup", "overlap_compute_slowdown", "grouped_gemm_hbm_efficiency",
+              "attention_softmax_share", "attention_sfu_speedup", "attention_forward_speedup")
 #: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
 #: streaming and paged decode attention run at the copy rate unless measured otherwise.
 FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
@@ -77,6 +80,9 @@ class Ceilings:
     grouped_fp4_speedup: float
     overlap_compute_slowdown: float
     grouped_gemm_hbm_efficiency: float
+    attention_softmax_share: float
+    attention_sfu_speedup: float
+    attention_forward_speedup: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""
@@ -217,16 +223,50 @@ def gemm_efficiency(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings
     return 2.0 * np.asarray(m, float) * n * k / (t * peak_flop_per_s)
 
 
-def attention_efficiency(seq_len, ceil: Ceilings):
+#: Head dimension the flash-attention ceilings (``attention_fraction_bf16``) are calibrated at: the project's H200
+#: SDPA runs (``data/measurements/h200-2026-11-29/attention.csv``) and the FA3 reference shapes.
+ATTENTION_REFERENCE_HEAD_DIM = 128.0
+
+
+def attention_head_dim_factor(head_dim, ceil: Ceilings):
+    """Flash-attention time per FLOP at head dimension ``head_dim`` over the calibrated one (d = 128).
+
+    Each attention score costs ``4 d`` tensor-core FLOPs forward (``Q K^T`` and ``P V``; 2.5x that backward)
+    and a fixed amount of softmax work that does not scale with ``d``: the ``exp`` on the special-function
+    units (MUFU.EX2) forward, its recompute and the ``dS`` elementwise backward, which the kernels do not fully
+    hide behind the MMAs. If a share ``phi`` (``attention_softmax_share``) of the time at d = 128 is that
+    per-score work, then per FLOP it scales as ``128 / d``, and an accelerator with ``attention_sfu_speedup``
+    times the SFU throughput of its generation's reference does it that much faster::
+
+        factor = (1 - phi) + phi x (128 / d) / sfu_speedup
+
+    Fitted to Shah et al. 2024, "FlashAttention-3" (arXiv 2407.08608), Figures 5-6 (H100 SXM5 BF16, head
+    dimension 64 vs 128, forward and backward, FA3 and cuDNN): ``phi`` 0.21-0.27 on Hopper, so head dimension 64
+    runs at ~0.8x the FLOP rate of 128. Blackwell doubled the tensor-core rate per SM but not the SFU rate;
+    Blackwell Ultra (B300, GB300) doubles the SFU throughput (NVIDIA technical blog "Making Softmax More
+    Efficient with NVIDIA Blackwell Ultra": ~35% higher FP8 attention forward throughput for DeepSeek-V3 on GB300
+    than GB200). ``head_dim``: FLOPs per score element / 4, i.e. ``(d_qk + d_v) / 2`` (MLA: 160 in training,
+    ``(2c + r) / 2`` in absorbed decode). Returns 1 at d = 128 with no SFU speedup."""
+    d = checks.array_at_least("head_dim", head_dim, low=1.0)
+    phi = ceil.attention_softmax_share
+    return (1.0 - phi) + phi * (ATTENTION_REFERENCE_HEAD_DIM / d) / ceil.attention_sfu_speedup
+
+
+def attention_efficiency(seq_len, ceil: Ceilings, head_dim=ATTENTION_REFERENCE_HEAD_DIM):
     """Flash-attention fwd+bwd fraction of the BF16 dense peak at sequence length ``seq_len``.
 
     ``f_attn x s / (s + s_half)``: short sequences leave tiles and SMs idle (Dao 2023,
-    FlashAttention-2, Fig. 6 shows the same rise with sequence length).
+    FlashAttention-2, Fig. 6 shows the same rise with sequence length), divided by
+    :func:`attention_head_dim_factor` (head dimension and softmax throughput).
     """
     s = checks.array_at_least("seq_len", seq_len)
-    return ceil.attention_fraction() * s / (s + ceil.attention_seq_half)
+    return ceil.attention_fraction() * s / (s + ceil.attention_seq_half) / attention_head_dim_factor(head_dim, ceil)
 
 
-def attention_time_s(flop, seq_len, *, bf16_peak_flop_per_s, ceil: Ceilings):
-    """Time of flash-attention work of ``flop`` FLOPs (any mix of fwd/bwd) at ``seq_len``."""
-    return np.asarray(flop, float) / (bf16_peak_flop_per_s * attention_efficiency(seq_len, ceil))
+def attention_time_s(flop, seq_len, *, bf16_peak_flop_per_s, ceil: Ceilings, head_dim=ATTENTION_REFERENCE_HEAD_DIM,
+                     forward_only: bool = False):
+    """Time of flash-attention work of ``flop`` FLOPs at ``seq_len`` and ``head_dim``: a training step's forward
+    and backward mix, or (``forward_only``, serving prefill and decode) the forward kernel alone, which runs
+    ``attention_forward_speedup`` times the fwd+bwd FLOP rate (its MMAs need no atomics or recomputation)."""
+    rate = bf16_peak_flop_per_s * attention_efficiency(seq_len, ceil, head_dim)
+    return np.asarray(flop, float) / (rate * (ceil.attention_forward_speedup if forward_only else 1.0))

@@ -348,7 +348,17 @@ def decode_attention_s(ctx: Context, tp, decode_tokens, context):
     kv_read = decode_tokens * kv_tokens_per_layer(ctx, context) * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp)
     flop = decode_tokens * decode_attention_flops_per_token(ctx, context) / s.layers / tp
     kv_rate = ctx.acc.hbm_bytes_per_s * ctx.ceil.decode_attention_hbm_fraction
-    return np.maximum(kv_read / kv_rate, flop / (ctx.bf16_peak * ctx.ceil.attention_fraction()))
+    t_flop = flop / (ctx.bf16_peak * ctx.ceil.attention_fraction() * ctx.ceil.attention_forward_speedup)
+    return np.maximum(kv_read / kv_rate, t_flop * efficiency.attention_head_dim_factor(decode_score_head_dim(s), ctx.ceil))
+
+
+def decode_score_head_dim(s) -> float:
+    """FLOPs per attention score over 4 in a decode step: the head dimension (GQA/MHA), or with MLA's
+    up-projections absorbed the ``c + r`` latent scores and ``c`` context, ``(2 c + r) / 2``
+    (:func:`decode_attention_flops_per_token`)."""
+    if architecture.is_mla(s):
+        return (2.0 * s.kv_lora_rank + architecture.rope_head_dim(s)) / 2.0
+    return architecture.attention_score_head_dim(s)
 
 
 def prefill_attention_s(ctx: Context, tp, prefill_tokens):
@@ -362,7 +372,8 @@ def prefill_attention_s(ctx: Context, tp, prefill_tokens):
         full = architecture.attention_flops_per_token(s, ctx.isl, causal=True)
         L, n = s.layers, s.local_attention_layers
         flop = prefill_tokens * (full * (L - n) + local * n) / L / L / tp
-    return efficiency.attention_time_s(flop, ctx.isl, bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ctx.ceil)
+    return efficiency.attention_time_s(flop, ctx.isl, bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ctx.ceil,
+                                       head_dim=architecture.attention_score_head_dim(s), forward_only=True)
 
 
 def kv_write_s(ctx: Context, tp, prefill_tokens):

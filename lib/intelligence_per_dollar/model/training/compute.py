@@ -113,7 +113,8 @@ def attention_core_s(ctx: Context, lay: Layout):
     if ctx.stack.flash_attention:
         attn_fwd_flop = architecture.attention_flops_per_token(s, seq, causal=True) / s.layers * T / tp
         t_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), seq / cp,
-                                           bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil)
+                                           bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil,
+                                           head_dim=architecture.attention_score_head_dim(s))
         t_fb = t_fb / attention_kernel_scale(ctx)
         t_fb = t_fb + 3 * cp * ceil.kernel_overhead_s
         t_f = t_fb / (1 + ATTENTION_BWD_OVER_FWD)
