@@ -61,7 +61,7 @@ def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_tok
     Recompute repeats the whole forward for the fully recomputed share of layers, else (selective)
     the attention core, or under per-op selective AC every second matmul and the elementwise kernels.
     A MoE layer whose dispatcher syncs the host (:mod:`.host`) adds the host launch time its
-    expert block (FFN, exposed all-to-all, permutation) or its backward cannot hide."""
+    forward or its backward GPU work cannot hide."""
     gemm_f = common.attention_gemm + t_ffn
     tp_f, tp_b = communication.tp_exposed_s(ctx, lay, common.tp_all_reduce, gemm_f)
     mem_f, mem_b = compute.memory_bound_s(ctx, lay, bytes_per_token, moe)
@@ -70,8 +70,8 @@ def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_tok
     a2a_f, a2a_b = communication.ep_exposed_s(ctx, t_all_to_all, compute_f, compute_b)
     host_f, host_b = 0.0, 0.0
     if moe:
-        block_f = t_ffn + a2a_f + compute.permute_s(ctx, lay)
-        host_f, host_b = host.host_bound_s(ctx, lay, block_f, compute_b + tp_b + common.cp_b + a2a_b)
+        host_f, host_b = host.host_bound_s(ctx, lay, compute_f + tp_f + common.cp_f + a2a_f,
+                                           compute_b + tp_b + common.cp_b + a2a_b)
     fwd = compute_f + tp_f + common.cp_f + a2a_f + host_f
     bwd = compute_b + tp_b + common.cp_b + a2a_b + host_b
     rfrac, sel_rc = common.recompute_fraction, common.selective
