@@ -59,3 +59,14 @@ def test_overlap_worked_numbers_and_bad_input():
     assert float(co.overlap_exposed_s(5.0, 1.0, 0.189)) == pytest.approx(4.0)
     with pytest.raises(ValueError, match="slowdown"):
         co.overlap_exposed_s(1.0, 1.0, -0.1)
+
+
+def test_one_shot_all_reduce_wins_only_for_small_messages():
+    """The serving engines' one-shot kernel: two latency steps instead of a tree's 2 log2(p), but every rank reads
+    all p - 1 peers' buffers, so a decode step's few KB go one-shot and a prefill's tens of MB stay on the ring."""
+    link = co.Link(450e9, 0.8, 3e-6)
+    small, big = 8 * 2880 * 2.0, 8192 * 8192 * 2.0
+    assert co.one_shot_all_reduce_s(small, 8, link) == pytest.approx(2 * 3e-6 + 7 * small / 360e9)
+    assert co.one_shot_all_reduce_s(small, 8, link) < co.all_reduce_s(small, 8, link) / 2
+    assert co.one_shot_all_reduce_s(big, 8, link) > 2 * co.all_reduce_s(big, 8, link)
+    assert co.one_shot_all_reduce_s(small, 1, link) == 0.0

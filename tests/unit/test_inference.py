@@ -348,6 +348,16 @@ def test_held_out_set_7_stays_near_its_blind_error(table):
     _check_held_out_set(table, "heldout7-", 27, 0.15, 0.75, 22, 0.13)
 
 
+def test_held_out_set_8_stays_near_its_blind_error(table):
+    """Set 8 of data/runs/HELD_OUT.md (22 serving runs collected blind from sources never used before: MLPerf v4.0,
+    TensorRT-LLM's 2023 H200 blogs, NVIDIA NIM, SGLang's gpt-oss blog, GPUStack's performance lab): median 32% when
+    first predicted. NIM's Llama 3.3 70B on 2 H100 is within 3%; the misses are old software (TensorRT-LLM 0.5's
+    static batches +192%, MLPerf v4.0 +24% to +38%: the model's kernels are today's), SGLang's batch-1 decode
+    (-32% / -42%: the model's per-layer kernel floors and all-reduce latencies are too slow for one sequence) and
+    GPUStack's bursts of 500 prompts through an OpenAI-compatible server (+2% to +168%)."""
+    _check_held_out_set(table, "heldout8-", 22, 0.33, 1.95, 20, 0.33)
+
+
 def test_held_out_set_5_stays_near_its_blind_error(table):
     """Set 5 of data/runs/HELD_OUT.md (26 serving runs collected blind: MLPerf v5.0/v5.1 partner submissions,
     TensorRT-LLM v0.14/v0.20 tables, NVIDIA's 405B blog, SGLang's Kimi-K2 blog): median 14.6% when first predicted;

@@ -32,13 +32,14 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: checkpoints kept attention at the release precision (``serving_context.attention_weight_precision``), and when
 #: the MoE permute / gather-reduce counted the rows each GPU's expert shards see (``moe_elementwise_s``), and all five
 #: when flash attention's rate took the head dimension, the softmax (SFU) share and the forward-only kernel rate into
-#: account (``efficiency.attention_head_dim_factor``, ``attention_forward_speedup``); until then they agreed with
-#: c77e963 bit for bit.
+#: account (``efficiency.attention_head_dim_factor``, ``attention_forward_speedup``), and the 16-GPU Llama row when
+#: serving engines' small all-reduces went one-shot (``collectives.one_shot_all_reduce_s``); until then they agreed
+#: with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
      (3124.088947191289, 16.529571149160258, 0.1617916137318045, 135597176832.0, 1512.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
-     (388.8942598595352, 97.2235649648838, 0.03941959329633097, 10567544448.0, 3250.0)),
+     (416.1962286167037, 104.04905715417593, 0.03941959329633097, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
      (11373.310687089022, 32.03749489320851, 0.09111569190347805, 172838632576.0, 2840.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),

@@ -31,10 +31,11 @@ def test_other_dev_cases_median(table):
 
 
 def test_held_out_cases_median(table):
-    """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2), 27% (set 4), 11% (set 5), 14% (set 6) and
-    28% (set 7: Megatron-Bridge MoE, Together's B200 cluster, NeMo long sequences) when merged; all 151: 12.6%."""
+    """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2), 27% (set 4), 11% (set 5), 14% (set 6),
+    28% (set 7: Megatron-Bridge MoE, Together's B200 cluster, NeMo long sequences) and 7.1% (set 8: MLPerf Training
+    logs, Megatron-MoE-ModelZoo Qwen3-235B, Megatron-LM's DeepSeek-V3 on GB200) when merged; all 171: 11.4%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 151 and held.error.abs().median() <= 0.14
+    assert len(held) == 171 and held.error.abs().median() <= 0.125
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -69,7 +70,11 @@ def test_held_out_cases_median(table):
     # and Qwen3-30B on H100 (+111%) as in the earlier sets; Together AI's B200 cluster runs 9-45% slower than predicted
     # (its network is oversubscribed); NeMo 24.03's long-sequence Llama 2 7B rows +30% to +43%
     ("heldout7-mbridge", 0.50, 1.15), ("heldout7-together-b200", 0.25, 0.47), ("heldout7-torchtitan", 0.10, 0.30),
-    ("heldout7-nemo-longseq", 0.40, 0.45)])
+    ("heldout7-nemo-longseq", 0.40, 0.45),
+    # set 8, merged at the error it had when first predicted (blind): MLPerf's Llama 3.1 8B on 512 GB300 (one
+    # sequence per 8 GPUs per step, -55% in step time) and Megatron-LM's DeepSeek-V3 baseline on GB200 (the same
+    # layout runs 1.96x faster after the optimizations the page describes; the final row is within 3%) are the misses
+    ("heldout8-mlperf-train", 0.07, 0.56), ("heldout8-moe-modelzoo", 0.11, 0.18), ("heldout8-mcore-dsv3-gb200", 0.50, 0.95)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
@@ -88,7 +93,12 @@ def test_runs_that_ran_are_not_refused(table):
                                                    # set 5: NeMo AutoModel GPT-OSS on H100 without recompute, MPT-30B
                                                    # at 8k sequence on 8 H100 (LLM Foundry FSDP)
                                                    "am-h100-gptoss20b-8", "am-h100-gptoss120b-64",
-                                                   "mpt-30b-h100-8-s8192"}
+                                                   "mpt-30b-h100-8-s8192",
+                                                   # set 8: MLPerf v5.0's Llama 3.1 405B on 512 H100 (8 layers
+                                                   # per stage, 8 in flight) and Megatron-LM's DeepSeek-V3 on
+                                                   # 256 GB200 (PP8 VP4 EP32, selective recompute)
+                                                   "mlperf50-h100-llama31-405b-fp8-512",
+                                                   "mcore-dsv3-gb200-mxfp8-256-final"}
 
 
 @pytest.mark.parametrize("case,peak_gib", [
@@ -107,9 +117,11 @@ def test_dense_blackwell_and_moe_cases_within_30_percent(table):
     closest analogues: median within 11%, every case within 30% (the worst, DeepSeek-V3 on 256 H100 with
     Automodel FSDP2, is off by 29%; overlap contention took the median from 9.2% to 10.3%, the Megatron-Bridge
     Llama 3.1 405B rows on GB200/GB300 moving 1-2 points further under). torchtitan's 405B runs (500 W H100s, another stack) are bounded by their group, and so are set 6's
-    DGX Cloud NeMo 25.04 rows (early DeepSeek-V3 recipes: 958 tokens/s per GPU on GB200), ``heldout6-*``."""
+    DGX Cloud NeMo 25.04 rows (early DeepSeek-V3 recipes: 958 tokens/s per GPU on GB200), ``heldout6-*``, and the
+    baseline of Megatron-LM's DeepSeek-V3 GB200 optimization page (set 8: the same layout before the optimizations
+    that doubled its speed; the final row is within 3%)."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek") & (table.group != "torchtitan-fsdp2")
-              & ~table.group.str.startswith("heldout6-")]
+              & ~table.group.str.startswith("heldout6-") & ~table.case.str.endswith("-baseline")]
     assert len(g) >= 9
     assert g.error.abs().max() <= 0.30 and g.error.abs().median() <= 0.11
 

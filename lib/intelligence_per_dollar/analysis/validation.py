@@ -40,6 +40,9 @@ STACKS = {
     # the same with the FP8 recipe the row names "FP8-CS" (Transformer Engine Float8CurrentScaling:
     # an amax pass before every FP8 cast); NeMo 25.x states "FP8 per-tensor current scaling"
     "mbridge-2026-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
+    # the same with Megatron-Core's fine-grained activation offloading of the routed expert MLP (the
+    # Megatron-MoE-ModelZoo GB200 Qwen3-235B recipe: offload_modules expert_fc1 / moe_act, "activation offloading required")
+    "mbridge-2026-actoffload": replace(training.MEGATRON_CORE, moe_activation_offload=True),
     "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
@@ -61,12 +64,14 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout5-dgxc", "heldout5-dgxc-maxtext", "heldout5-nemo2407", "heldout5-torchtitan-a100",
                    "heldout5-automodel", "heldout5-mbridge2511", "heldout5-mpt", "heldout6-dgxc2504",
                    "heldout6-dgxc2504-moe", "heldout6-moe-modelzoo", "heldout6-nemo2407", "heldout7-mbridge",
-                   "heldout7-together-b200", "heldout7-torchtitan", "heldout7-nemo-longseq")
+                   "heldout7-together-b200", "heldout7-torchtitan", "heldout7-nemo-longseq", "heldout8-mlperf-train",
+                   "heldout8-moe-modelzoo", "heldout8-mcore-dsv3-gb200")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
+    "mbridge-2026-actoffload": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",

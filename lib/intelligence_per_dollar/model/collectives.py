@@ -32,8 +32,8 @@ import numpy as np
 
 from intelligence_per_dollar.sources import checks
 
-__all__ = ["Link", "overlap_exposed_s", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "p2p_s",
-           "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
+__all__ = ["Link", "overlap_exposed_s", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "one_shot_all_reduce_s",
+           "p2p_s", "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
 
 
 class Link:
@@ -95,6 +95,18 @@ def all_reduce_s(bytes_, ranks, link: Link):
     ring = 2 * (p - 1) * link.latency_s + bw
     tree = 2 * np.ceil(np.log2(np.maximum(p, 1))) * link.latency_s + bw
     return np.where(p > 1, np.minimum(ring, tree), 0.0)
+
+
+@_finite_time
+def one_shot_all_reduce_s(bytes_, ranks, link: Link):
+    """One-shot all-reduce inside an NVLink domain, the serving engines' custom kernel for small messages
+    (vLLM ``csrc/custom_all_reduce.cuh`` ``cross_device_reduce_1stage``; TensorRT-LLM
+    ``customAllReduceKernels.cu`` ONESHOT; SGLang's port of vLLM's): every rank reads the other ``p - 1`` ranks'
+    buffers over NVLink and reduces them itself, after one barrier to publish its buffer and one to release it:
+    ``2 alpha + (p - 1) S / B``. Fewer latency steps than a ring or tree, more bytes per rank, so it wins only for
+    small ``S`` (decode at low batch); :func:`all_reduce_s` keeps the larger ones."""
+    b, p = _args(bytes_, ranks)
+    return np.where(p > 1, 2 * link.latency_s + (p - 1) * b / link.effective_bytes_per_s, 0.0)
 
 
 @_finite_time

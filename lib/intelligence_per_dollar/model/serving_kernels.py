@@ -483,6 +483,11 @@ def moe_dispatch_s(ctx: Context, tokens, tp, dp, ep):
 # ---------------------------------------------------------------------------------------------
 
 def tp_all_reduce_s(ctx: Context, tokens, tp):
-    """Two tensor-parallel all-reduces of the layer's activations (Shoeybi et al. 2019, Megatron-LM)."""
-    return np.where(tp > 1, 2 * collectives.all_reduce_s(tokens * ctx.s.d_model * ACTIVATION_BYTES, tp, ctx.scaleup),
-                    0.0)
+    """Two tensor-parallel all-reduces of the layer's activations (Shoeybi et al. 2019, Megatron-LM): NCCL's ring or
+    tree, or in a serving engine (``implementation="engine"``) its one-shot custom all-reduce where that is faster
+    (:func:`collectives.one_shot_all_reduce_s`: small messages, decode at low batch)."""
+    b = tokens * ctx.s.d_model * ACTIVATION_BYTES
+    t = collectives.all_reduce_s(b, tp, ctx.scaleup)
+    if ctx.implementation == "engine":
+        t = np.minimum(t, collectives.one_shot_all_reduce_s(b, tp, ctx.scaleup))
+    return np.where(tp > 1, 2 * t, 0.0)

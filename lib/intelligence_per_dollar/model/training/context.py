@@ -44,6 +44,7 @@ class Context:
     scaleup: collectives.Link
     scaleout: collectives.Link
     domain: int
+    host_link_bytes_per_s: float = 0.0     # achieved CPU-GPU copy rate, one direction (0: no host link)
 
     @property
     def hbm_effective_bytes_per_s(self) -> float:
@@ -128,9 +129,12 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     out_bw = acc.scaleout_bytes_per_s or acc.scaleup_bytes_per_s_one_way / 18
     out = collectives.Link(out_bw, ceil.scaleout_efficiency, ceil.scaleout_latency_s)
     op_bytes = hardware.BYTES_PER_ELEMENT[run_precision]
+    # host_link_efficiency (data/assumptions/inference.csv): measured host-to-GPU copy rate over the link's rate
+    host_bw = (acc.host_link_bytes_per_s or 0.0) * getattr(assumptions.assumptions("inference.csv")["host_link_efficiency"],
+                                                            scenario)
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
                    peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
-                   int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus))
+                   int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus), host_bw)
 
 
 def scaled_ceilings(ceil: efficiency.Ceilings, scale: float) -> efficiency.Ceilings:

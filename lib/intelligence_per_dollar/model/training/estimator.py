@@ -191,6 +191,11 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_le
                          f"and ep divides experts={ctx.s.experts} and tp x cp x dp")
     if i is None:
         j = int(np.argmin(r["memory_per_gpu_bytes"]))
+        if "host_fits" in r and not np.any(r["host_fits"]):
+            k = int(np.argmin(r["host_offload_bytes"]))
+            raise ValueError(f"does not fit in host memory: the offloaded activations (Stack moe_activation_offload) "
+                             f"need {r['host_offload_bytes'][k] / 1e9:.1f} GB per GPU, but {ctx.acc.id} has "
+                             f"{(ctx.acc.host_memory_bytes or 0) / 1e9:.0f} GB of host memory per GPU")
         raise ValueError(f"does not fit in memory: the smallest configuration needs "
                          f"{r['memory_per_gpu_bytes'][j] / 1e9:.1f} GB per GPU, but {ctx.acc.id} has "
                          f"{ctx.acc.memory_capacity_bytes / 1e9:.0f} GB of HBM ({r['usable_bytes'] / 1e9:.0f} GB usable)")

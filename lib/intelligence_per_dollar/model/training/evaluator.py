@@ -61,7 +61,8 @@ def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_tok
     Recompute repeats the whole forward for the fully recomputed share of layers, else (selective)
     the attention core, or under per-op selective AC every second matmul and the elementwise kernels.
     A MoE layer whose dispatcher syncs the host (:mod:`.host`) adds the host launch time its
-    forward or its backward GPU work cannot hide."""
+    forward or its backward GPU work cannot hide, and one whose activations are offloaded the copy
+    time they cannot hide (:func:`.memory.offload_exposed_s`); both count as ``host_launch``."""
     gemm_f = common.attention_gemm + t_ffn
     tp_f, tp_b = communication.tp_exposed_s(ctx, lay, common.tp_all_reduce, gemm_f)
     mem_f, mem_b = compute.memory_bound_s(ctx, lay, bytes_per_token, moe)
@@ -70,8 +71,10 @@ def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_tok
     a2a_f, a2a_b = communication.ep_exposed_s(ctx, t_all_to_all, compute_f, compute_b)
     host_f, host_b = 0.0, 0.0
     if moe:
-        host_f, host_b = host.host_bound_s(ctx, lay, compute_f + tp_f + common.cp_f + a2a_f,
-                                           compute_b + tp_b + common.cp_b + a2a_b)
+        gpu_f, gpu_b = compute_f + tp_f + common.cp_f + a2a_f, compute_b + tp_b + common.cp_b + a2a_b
+        host_f, host_b = host.host_bound_s(ctx, lay, gpu_f, gpu_b)
+        off_f, off_b = memory.offload_exposed_s(ctx, lay, gpu_f + host_f, gpu_b + host_b)
+        host_f, host_b = host_f + off_f, host_b + off_b
     fwd = compute_f + tp_f + common.cp_f + a2a_f + host_f
     bwd = compute_b + tp_b + common.cp_b + a2a_b + host_b
     rfrac, sel_rc = common.recompute_fraction, common.selective
@@ -113,8 +116,10 @@ def evaluate(ctx: Context, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
     t_dp = communication.data_parallel_s(ctx, lay, params, stage.forward_s, stage.backward_s)
     t_opt = optimizer.step_s(ctx, lay, params)
     tp = lay.tp
+    host_fits = mem.host_offload <= (ctx.acc.host_memory_bytes or np.inf)
     return {"step_time_s": stage.pipeline_s + t_dp + t_opt, "memory_per_gpu_bytes": mem.total,
-            "fits": mem.total <= mem.usable, "usable_bytes": mem.usable, "weights_bytes": mem.weights,
+            "fits": (mem.total <= mem.usable) & host_fits, "host_fits": host_fits & np.ones_like(tp, dtype=bool),
+            "host_offload_bytes": mem.host_offload + 0 * tp, "usable_bytes": mem.usable, "weights_bytes": mem.weights,
             "gradients_bytes": mem.gradients, "optimizer_bytes": mem.optimizer, "activations_bytes": mem.activations,
             "pipeline_s": stage.pipeline_s, "bubble_s": stage.bubble_slots * stage.microbatch_s,
             "dp_exposed_s": t_dp, "optimizer_s": t_opt, "microbatch_s": stage.microbatch_s,

@@ -24,7 +24,7 @@ from intelligence_per_dollar.sources import models
 
 __all__ = ["OPTIMIZER_STATE_BYTES_PER_PARAM", "WEIGHT_BYTES", "LOGITS_BYTES", "FUSED_LOGITS_BYTES", "activation_bytes_per_token", "per_op_sac_bytes_per_token", "Activations",
            "activations_per_token", "ParamsPerGPU", "params_per_gpu", "ModelStates", "model_state_bytes",
-           "Memory", "last_stage_layers_held", "memory_per_gpu"]
+           "Memory", "last_stage_layers_held", "memory_per_gpu", "offload_bytes_per_token", "offload_exposed_s"]
 
 #: Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, section 3.1): fp32
 #: master weights (4) + first and second moments (4 + 4).
@@ -78,6 +78,43 @@ def activation_bytes_per_token(s: models.ModelSpec, seq_len: int, flash: bool, m
     return float(attn_split + ffn_split), float(attn_unsplit + ffn_unsplit + norms), float(core)
 
 
+def offload_bytes_per_token(s: models.ModelSpec, saved_gemm_input_bytes: float = ACTIVATION_BYTES) -> tuple[float, float]:
+    """(bytes per token of a MoE layer that fine-grained activation offloading takes out of HBM, bytes it moves to
+    the host and back): every routed copy's saved activations leave the GPU (:func:`activation_bytes_per_token`'s
+    routed part: FC1 input, FC1 output, FC2 input); the FC1 input (``saved_gemm_input_bytes`` each) and the BF16
+    FC1 output cross the CPU-GPU link, the activation output (FC2 input) is recomputed from the reloaded FC1 output
+    (Megatron-Core ``offload_modules`` of the expert MLP with ``recompute_modules=["moe_act"]``). 0 for a dense
+    model."""
+    if not s.experts:
+        return 0.0, 0.0
+    q, d, f, k = saved_gemm_input_bytes, s.d_model, s.expert_d_ff, s.top_k
+    fc1_out = (2 if s.gated_ffn else 1) * f * ACTIVATION_BYTES
+    removed = k * (fc1_out + q * f + q * d)
+    return float(removed), float(k * (fc1_out + q * d))
+
+
+def offload_exposed_s(ctx: Context, lay: Layout, gpu_f, gpu_b):
+    """Forward and backward time a MoE layer with ``Stack.moe_activation_offload`` waits for the CPU-GPU link:
+    its offloaded bytes (:func:`offload_bytes_per_token`) go out during the forward and come back before the
+    backward on a side stream, hidden behind the layer's own compute (``gpu_f``, ``gpu_b``) where the link
+    (``Context.host_link_bytes_per_s``, the catalogue rate times the measured copy efficiency) is fast enough:
+    ``max(0, t_copy - t_compute)`` each way. 0 without offload or without MoE layers."""
+    if not ctx.stack.moe_activation_offload or not architecture.moe_layers(ctx.s):
+        return 0.0, 0.0
+    if ctx.host_link_bytes_per_s <= 0:
+        raise ValueError(f"Stack moe_activation_offload=True needs a CPU-GPU link: accelerator {ctx.acc.id!r} has no "
+                         f"host_link_bytes_per_s in data/hardware/accelerators.csv")
+    _, moved = offload_bytes_per_token(ctx.s, _saved_gemm_input_bytes(ctx))
+    t = lay.tokens * moved / lay.tp / ctx.host_link_bytes_per_s
+    return np.maximum(0.0, t - gpu_f), np.maximum(0.0, t - gpu_b)
+
+
+def _saved_gemm_input_bytes(ctx: Context) -> float:
+    """Bytes per element of the inputs linear layers save for their weight gradients (quantized with
+    ``Stack.lowp_activation_storage`` in FP8/FP4, else BF16)."""
+    return ctx.op_bytes if (ctx.low_precision and ctx.stack.lowp_activation_storage) else ACTIVATION_BYTES
+
+
 @dataclass(frozen=True, eq=False)
 class Activations:
     """Stored activation bytes per token of one layer: ``per_gpu`` (what one GPU of the TP group
@@ -93,7 +130,7 @@ def activations_per_token(ctx: Context, lay: Layout) -> tuple[Activations, Activ
     """:class:`Activations` of a dense and of a MoE layer. FP8/FP4 GEMMs save their quantized
     inputs when ``Stack.lowp_activation_storage``; sequence parallelism splits the rest over TP."""
     st = ctx.stack
-    q_saved = ctx.op_bytes if (ctx.low_precision and st.lowp_activation_storage) else ACTIVATION_BYTES
+    q_saved = _saved_gemm_input_bytes(ctx)
     out = []
     for moe in (False, True):
         split, unsplit, core = activation_bytes_per_token(ctx.s, ctx.seq_len, st.flash_attention, moe, q_saved)
@@ -172,6 +209,7 @@ class Memory:
     total: object
     usable: float
     recompute_fraction: object
+    host_offload: object = 0.0
 
 
 def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool) -> float:
@@ -197,6 +235,9 @@ def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
 
     full_d, sel_d = kinds(dense, False)
     full_m, sel_m = kinds(moe, True) if architecture.moe_layers(ctx.s) else (full_d, sel_d)
+    if ctx.stack.moe_activation_offload and architecture.moe_layers(ctx.s):   # the routed block's activations on the host
+        removed = T * offload_bytes_per_token(ctx.s, _saved_gemm_input_bytes(ctx))[0] / tp
+        full_m, sel_m = full_m - removed, np.maximum(sel_m - removed, 0.0)
     frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
     layer_input = T * 2 * ctx.s.d_model / (tp if ctx.stack.sequence_parallel else 1)
     return ((1 - frac_moe) * full_d + frac_moe * full_m, (1 - frac_moe) * sel_d + frac_moe * sel_m,
@@ -244,4 +285,9 @@ def memory_per_gpu(ctx: Context, lay: Layout, states: ModelStates, dense: Activa
     last = per_layer * last_stage_layers_held(lay) + np.maximum(work_held, logits)
     acts = np.where(lay.pp > 1, np.maximum(per_layer * held + work_held, last), per_layer * held + work_held + logits)
     total = states.weights + states.gradients + states.optimizer + acts
-    return Memory(states.weights, states.gradients, states.optimizer, acts, total, usable, rfrac)
+    host = 0.0
+    if ctx.stack.moe_activation_offload and architecture.moe_layers(ctx.s):
+        frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
+        moved = offload_bytes_per_token(ctx.s, _saved_gemm_input_bytes(ctx))[1]
+        host = (1 - rfrac) * held * frac_moe * lay.tokens * moved / lay.tp    # the first stage's micro-batches in flight
+    return Memory(states.weights, states.gradients, states.optimizer, acts, total, usable, rfrac, host)

@@ -156,12 +156,13 @@ def choose(ctx: Context, gpus: int, fixed: Mapping):
 
 def choose_stated(ctx: Context, gpus: int, fixed: Mapping, tolerance: float):
     """:func:`choose` for a layout the caller states: when none of its candidates fits, the fastest
-    whose memory is within ``(1 + tolerance)`` x the usable HBM (:data:`STATED_MEMORY_TOLERANCE`).
+    whose memory is within ``(1 + tolerance)`` x the usable HBM (:data:`STATED_MEMORY_TOLERANCE`) and whose
+    offloaded activations fit the host memory.
     Returns ``(index or None, candidates, results, number of candidates, memory fits)``."""
     i, c, r, n = choose(ctx, gpus, fixed)
     if i is not None or n == 0:
         return i, c, r, n, True
-    near = r["memory_per_gpu_bytes"] <= r["usable_bytes"] * (1.0 + tolerance)
+    near = (r["memory_per_gpu_bytes"] <= r["usable_bytes"] * (1.0 + tolerance)) & r["host_fits"]
     t = np.where(near, r["step_time_s"], np.inf)
     j = int(np.argmin(t))
     return (j if np.isfinite(t[j]) else None), c, r, n, False

@@ -99,6 +99,15 @@ class Stack:
     so every FP8 cast reads its BF16 input twice (:func:`~.compute.quantize_bytes_per_token`).
     False: delayed scaling (amax from history, recorded inside the cast) or block scaling
     (MXFP8 / FP8 blockwise: each block's amax inside the cast kernel), one read.
+    ``moe_activation_offload``: Megatron-Core's fine-grained activation offloading of the routed
+    expert block (``fine_grained_activation_offloading`` with ``offload_modules`` the expert FC1 /
+    grouped MLP and ``moe_act`` recomputed, as Megatron-Bridge's large-MoE recipes and the
+    Megatron-MoE-ModelZoo GB200 Qwen3-235B row set it): the expert FC1 input and output go to
+    pinned host memory on a side stream during forward and come back before backward, overlapped
+    with the neighbouring layers' compute; the activation output is recomputed. The memory model
+    drops the routed block's saved activations from HBM (and checks the host holds them), the
+    evaluator charges the transfer over the CPU-GPU link where the layer's compute cannot hide it
+    (:func:`~.memory.offload_exposed_s`).
     """
 
     flash_attention: bool = True
@@ -125,6 +134,7 @@ class Stack:
     moe_host_sync: bool = False
     host_op_s: float = 2.5e-5
     fp8_current_scaling: bool = False
+    moe_activation_offload: bool = False
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
