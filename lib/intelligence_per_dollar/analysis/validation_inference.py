@@ -40,6 +40,12 @@ On Blackwell the same fused kernels stream the touched experts at 0.69-0.71 of d
 the release precision (FP8 for DeepSeek-R1, BF16 otherwise: :func:`serving_context.attention_weight_precision`), which
 together moved the DeepSeek-R1 1k/32k cells from -32% / -24% (B200 / GB200) to -20% / -17% and the 1k/1k ones from
 -3% to +2% to +3% to +6%.
+Flash attention runs at its head dimension's rate with the softmax (SFU exp) share of each generation (FlashAttention-3
+Figs 5-6 on Hopper, NVIDIA's Blackwell Ultra softmax blog, NVIDIA's SM100 kernels at 0.49 of peak fwd+bwd) and
+forward-only kernels faster than fwd+bwd: MLA's absorbed decode is within 6% of FlashMLA's 660 TFLOP/s on H800, the
+32k-token prefill cells on Blackwell moved toward their measurements, and the DeepSeek-R1 Server runs (p99 limits)
+further over. Serving engines' one-shot all-reduce brought SGLang's batch-1 GPT-OSS decode from -32% / -42% to
+-16% / -35% (set 8 of data/runs/HELD_OUT.md).
 """
 
 from __future__ import annotations
