@@ -99,14 +99,21 @@ def offload_exposed_s(ctx: Context, lay: Layout, gpu_f, gpu_b):
     backward on a side stream, hidden behind the layer's own compute (``gpu_f``, ``gpu_b``) where the link
     (``Context.host_link_bytes_per_s``, the catalogue rate times the measured copy efficiency) is fast enough:
     ``max(0, t_copy - t_compute)`` each way. 0 without offload or without MoE layers."""
-    if not ctx.stack.moe_activation_offload or not architecture.moe_layers(ctx.s):
+    _, moved = _offloaded_per_token(ctx)
+    if not moved:
         return 0.0, 0.0
     if ctx.host_link_bytes_per_s <= 0:
         raise ValueError(f"Stack moe_activation_offload=True needs a CPU-GPU link: accelerator {ctx.acc.id!r} has no "
                          f"host_link_bytes_per_s in data/hardware/accelerators.csv")
-    _, moved = offload_bytes_per_token(ctx.s, _saved_gemm_input_bytes(ctx))
     t = lay.tokens * moved / lay.tp / ctx.host_link_bytes_per_s
     return np.maximum(0.0, t - gpu_f), np.maximum(0.0, t - gpu_b)
+
+
+def _offloaded_per_token(ctx: Context) -> tuple[float, float]:
+    """:func:`offload_bytes_per_token` of this run's MoE layers under ``Stack.moe_activation_offload``; (0, 0) without."""
+    if not ctx.stack.moe_activation_offload:
+        return 0.0, 0.0
+    return offload_bytes_per_token(ctx.s, _saved_gemm_input_bytes(ctx))
 
 
 def _saved_gemm_input_bytes(ctx: Context) -> float:
@@ -235,9 +242,8 @@ def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
 
     full_d, sel_d = kinds(dense, False)
     full_m, sel_m = kinds(moe, True) if architecture.moe_layers(ctx.s) else (full_d, sel_d)
-    if ctx.stack.moe_activation_offload and architecture.moe_layers(ctx.s):   # the routed block's activations on the host
-        removed = T * offload_bytes_per_token(ctx.s, _saved_gemm_input_bytes(ctx))[0] / tp
-        full_m, sel_m = full_m - removed, np.maximum(sel_m - removed, 0.0)
+    removed = T * _offloaded_per_token(ctx)[0] / tp         # the routed block's activations on the host
+    full_m, sel_m = full_m - removed, np.maximum(sel_m - removed, 0.0)
     frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
     layer_input = T * 2 * ctx.s.d_model / (tp if ctx.stack.sequence_parallel else 1)
     return ((1 - frac_moe) * full_d + frac_moe * full_m, (1 - frac_moe) * sel_d + frac_moe * sel_m,
@@ -285,9 +291,7 @@ def memory_per_gpu(ctx: Context, lay: Layout, states: ModelStates, dense: Activa
     last = per_layer * last_stage_layers_held(lay) + np.maximum(work_held, logits)
     acts = np.where(lay.pp > 1, np.maximum(per_layer * held + work_held, last), per_layer * held + work_held + logits)
     total = states.weights + states.gradients + states.optimizer + acts
-    host = 0.0
-    if ctx.stack.moe_activation_offload and architecture.moe_layers(ctx.s):
-        frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
-        moved = offload_bytes_per_token(ctx.s, _saved_gemm_input_bytes(ctx))[1]
-        host = (1 - rfrac) * held * frac_moe * lay.tokens * moved / lay.tp    # the first stage's micro-batches in flight
+    # the offloaded activations of the first stage's micro-batches in flight sit in host memory
+    frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
+    host = (1 - rfrac) * held * frac_moe * lay.tokens * _offloaded_per_token(ctx)[1] / lay.tp
     return Memory(states.weights, states.gradients, states.optimizer, acts, total, usable, rfrac, host)
