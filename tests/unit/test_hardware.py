@@ -222,12 +222,13 @@ def test_measurements_in_si_units():
     ("NVIDIA H100 SXM5 80GB", "H100-SXM"), ("h200-sxm", "H200"), ("H200 141GB", "H200"),
     ("A100-SXM4-80GB", "A100-80GB"), ("GB200 NVL72", "GB200"), ("HGX H100", "H100-SXM"),
     ("Vera Rubin NVL72", "VR200"), ("gb300", "GB300"), ("H200 141 GB", "H200"), ("B200 (180GB)", "B200"),
+    ("A100-SXM4-40GB", "A100-40GB"), ("A100 40GB", "A100-40GB"), ("A100", "A100-80GB"), ("NVIDIA A100 80GB", "A100-80GB"),
 ])
 def test_accelerator_lookup_accepts_common_spellings(spelling, expected):
     assert hardware.get(spelling).id == expected
 
 
-@pytest.mark.parametrize("spelling", ["H100 PCIe", "H100-NVL", "A100-40GB", "H100-94GB", "MI300X", "nvidia", ""])
+@pytest.mark.parametrize("spelling", ["H100 PCIe", "H100-NVL", "A100 120GB", "H100-94GB", "MI300X", "nvidia", ""])
 def test_accelerator_lookup_refuses_other_parts_with_the_known_ids(spelling):
     # another form factor or memory size is another part: never silently the SXM catalogue part
     with pytest.raises(ValueError, match="H100-SXM"):
@@ -238,7 +239,7 @@ def test_device_memory_is_the_drivers_total_a_little_above_the_datasheet():
     """nvidia-smi totals (device_memory_bytes) sit 6-8% above the datasheet GB (the datasheets' "80 GB" is 80 GiB
     less the driver's reservation); capacity models read memory_capacity_bytes, which falls back to hbm_bytes."""
     from dataclasses import replace
-    for acc_id in ("A100-80GB", "H100-SXM", "H200", "B200", "GB200", "B300", "GB300"):
+    for acc_id in ("A100-40GB", "A100-80GB", "H100-SXM", "H200", "B200", "GB200", "B300", "GB300"):
         a = hardware.get(acc_id)
         assert a.device_memory_bytes and 1.05 < a.device_memory_bytes / a.hbm_bytes < 1.09, acc_id
         assert a.memory_capacity_bytes == a.device_memory_bytes

@@ -39,7 +39,7 @@ PRECISIONS = ("fp4", "fp8", "bf16", "tf32", "fp64")
 #: FP8 scale per 16 values, i.e. 4.5 bits per value; MXFP4 one 8-bit scale per 32 -> 4.25 bits).
 BYTES_PER_ELEMENT = MappingProxyType({"fp4": 4.5 / 8, "fp8": 1.0, "bf16": 2.0, "tf32": 4.0, "fp64": 8.0})
 
-ACCELERATOR_IDS = ("A100-80GB", "H100-SXM", "H800", "H200", "B200", "GB200", "B300", "GB300",
+ACCELERATOR_IDS = ("A100-40GB", "A100-80GB", "H100-SXM", "H800", "H200", "B200", "GB200", "B300", "GB300",
                    "VR200", "Rubin-Ultra")
 SYSTEM_IDS = ("HGX-H100", "HGX-H200", "GB200-NVL72", "GB300-NVL72", "Vera-Rubin-NVL72",
               "Rubin-Ultra-NVL576")
@@ -244,6 +244,19 @@ def _check_memory_word(name, acc: "Accelerator") -> "Accelerator":
     return acc
 
 
+def _by_memory_word(name: str, ids: list[str]) -> str:
+    """Of catalogue parts that differ only in memory size (A100-40GB, A100-80GB), the one whose size ``name``
+    states within 10%; without a size, the one an alias names (``"A100"`` -> A100-80GB), else the first."""
+    m = re.search(r"(\d+)\s*gb", name.lower())
+    if m:
+        for k in ids:
+            mem = catalogue()[0][k].hbm_bytes
+            if mem and abs(float(m.group(1)) * 1e9 / mem - 1.0) <= 0.10:
+                return k
+    aliased = [v for a, v in ALIASES.items() if v in ids and _canonical(a) == _canonical(name)]
+    return aliased[0] if aliased else ids[0]
+
+
 def _resolve(name: str, known: Mapping[str, object], what: str):
     """Exact id, alias, then case-insensitive id, then the unique id with the same :func:`_canonical`
     form (``"H100 SXM5 80GB"``, ``"h200-sxm"``); anything else is a ``ValueError`` listing the ids."""
@@ -258,7 +271,8 @@ def _resolve(name: str, known: Mapping[str, object], what: str):
         return known[lower[key.lower()]]
     canon = {**{_canonical(a): v for a, v in ALIASES.items() if v in known}, **{_canonical(k): k for k in known}}
     if _canonical(name) in canon:
-        return known[canon[_canonical(name)]]
+        same = [k for k in known if _canonical(k) == _canonical(name)]
+        return known[_by_memory_word(name, same) if len(same) > 1 else canon[_canonical(name)]]
     raise ValueError(f"{what}={name!r} is not in the catalogue; known: {', '.join(known)}")
 
 

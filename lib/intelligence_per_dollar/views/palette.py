@@ -20,6 +20,7 @@ import altair as alt
 
 #: Colour of each accelerator id of data/hardware/accelerators.csv, in catalogue (release) order.
 ACCELERATOR_COLOURS: Mapping[str, str] = {
+    "A100-40GB": "#d7b5a6",   # light brown
     "A100-80GB": "#9c755f",   # brown
     "H100-SXM": "#79706e",    # dark grey
     "H800": "#bab0ac",        # light grey
