@@ -43,6 +43,14 @@ STACKS = {
     # the same with Megatron-Core's fine-grained activation offloading of the routed expert MLP (the
     # Megatron-MoE-ModelZoo GB200 Qwen3-235B recipe: offload_modules expert_fc1 / moe_act, "activation offloading required")
     "mbridge-2026-actoffload": replace(training.MEGATRON_CORE, moe_activation_offload=True),
+    # Megatron-Bridge's full-iteration MXFP8 DeepSeek-V3 recipes on GB200/GB300 (perf_recipes/deepseek/common.py
+    # _enable_deepseek_full_iteration_mxfp8: overlap_moe_expert_parallel_comm with delay_wgrad_compute, the HybridEP
+    # "flex" dispatcher and full-iteration CUDA graphs, so no host sync per MoE layer; routing force-balanced)
+    "mbridge-2026-a2a-overlap": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False),
+    # MLPerf Training v6.0's DeepSeek-V3 (NVIDIA's NeMo recipe: the same EP all-to-all overlap, HybridEP and
+    # full-iteration CUDA graphs) trains on real data with dropless routing: the book's central load factor
+    "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False,
+                               moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
@@ -72,7 +80,8 @@ STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
-    "mbridge-2026-actoffload": "Megatron-Core / NeMo",
+    "mbridge-2026-actoffload": "Megatron-Core / NeMo", "mbridge-2026-a2a-overlap": "Megatron-Core / NeMo",
+    "mlperf-2026-moe": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
