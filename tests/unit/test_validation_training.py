@@ -34,9 +34,9 @@ def test_held_out_cases_median(table):
     """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2), 27% (set 4), 11% (set 5), 14% (set 6),
     28% (set 7: Megatron-Bridge MoE, Together's B200 cluster, NeMo long sequences), 7.1% (set 8: MLPerf Training
     logs, Megatron-MoE-ModelZoo Qwen3-235B, Megatron-LM's DeepSeek-V3 on GB200) and 8.0% (set 9: MLPerf Training v6.0
-    logs) when merged; all 179: 11.4%."""
+    logs) and 6.9% (set 10: more MLPerf Training v6.0 logs, other submitters) when merged; all 189: 10.9%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 179 and held.error.abs().median() <= 0.125
+    assert len(held) == 189 and held.error.abs().median() <= 0.12
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -81,7 +81,12 @@ def test_held_out_cases_median(table):
     # default Megatron stack: GB300 +25%, GB200 -9% / -5%; with the EP all-to-all overlap and real routing the runs
     # state (stack mlperf-2026-moe): GB300 +12%, GB200 -19% / -16%
     ("heldout9-mlperf60-dsv3", 0.13, 0.20), ("heldout9-mlperf60-partners", 0.17, 0.17),
-    ("heldout9-mlperf60-llama405b", 0.11, 0.17), ("heldout9-mlperf60-gptoss", 0.08, 0.09)])
+    ("heldout9-mlperf60-llama405b", 0.11, 0.17), ("heldout9-mlperf60-gptoss", 0.08, 0.09),
+    # set 10, merged at the error it had when first predicted (blind, step times): CoreWeave's DeepSeek-V3 on 2,048-8,192
+    # GB300 within 6% with the stack the MLPerf recipe states (mlperf-2026-moe); the miss is again the strong-scaling
+    # corner, Llama 3.1 8B on 1,024 GB200 (one sequence per 16 GPUs per step: the model's step is 63% short)
+    ("heldout10-mlperf60-llama8b", 0.12, 0.64), ("heldout10-mlperf60-gptoss", 0.21, 0.33),
+    ("heldout10-mlperf60-dsv3-coreweave", 0.04, 0.06), ("heldout10-mlperf60-llama405b-coreweave", 0.02, 0.02)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

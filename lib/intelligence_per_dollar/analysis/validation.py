@@ -74,7 +74,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout6-dgxc2504-moe", "heldout6-moe-modelzoo", "heldout6-nemo2407", "heldout7-mbridge",
                    "heldout7-together-b200", "heldout7-torchtitan", "heldout7-nemo-longseq", "heldout8-mlperf-train",
                    "heldout8-moe-modelzoo", "heldout8-mcore-dsv3-gb200", "heldout9-mlperf60-dsv3",
-                   "heldout9-mlperf60-partners", "heldout9-mlperf60-llama405b", "heldout9-mlperf60-gptoss")
+                   "heldout9-mlperf60-partners", "heldout9-mlperf60-llama405b", "heldout9-mlperf60-gptoss",
+                   "heldout10-mlperf60-llama8b", "heldout10-mlperf60-gptoss", "heldout10-mlperf60-dsv3-coreweave",
+                   "heldout10-mlperf60-llama405b-coreweave")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",

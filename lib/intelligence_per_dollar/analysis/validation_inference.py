@@ -45,7 +45,9 @@ Figs 5-6 on Hopper, NVIDIA's Blackwell Ultra softmax blog, NVIDIA's SM100 kernel
 forward-only kernels faster than fwd+bwd: MLA's absorbed decode is within 6% of FlashMLA's 660 TFLOP/s on H800, the
 32k-token prefill cells on Blackwell moved toward their measurements, and the DeepSeek-R1 Server runs (p99 limits)
 further over. Serving engines' one-shot all-reduce brought SGLang's batch-1 GPT-OSS decode from -32% / -42% to
--16% / -35% (set 8 of data/runs/HELD_OUT.md).
+-16% / -35% (set 8 of data/runs/HELD_OUT.md). SemiAnalysis InferenceX's DeepSeek-R1 points at 16-128 users (set 9)
+run 13-32% faster than predicted although the expert GEMMs agree with published fused-MoE kernel timings at those
+sizes (SGLang PRs 11816 and 11730): moderate-batch MoE decode is slower in the model than in current engines.
 """
 
 from __future__ import annotations
