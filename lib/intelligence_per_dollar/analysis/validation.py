@@ -161,3 +161,36 @@ def summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
     g.loc["all"] = [a["abs_error"].count(), a["abs_error"].mean(), a["abs_error"].median(), a["abs_error"].max(),
                     int(a["abs_error"].isna().sum())]
     return g
+
+
+def in_groups(group, patterns) -> bool:
+    """Whether a case's ``group`` is one of ``patterns`` (names; a trailing ``*`` matches a prefix)."""
+    return any(group.startswith(p[:-1]) if p.endswith("*") else group == p for p in patterns)
+
+
+def held_out_sets_table(sets, tables) -> pd.DataFrame:
+    """Each held-out set's blind error (``data/runs/held_out_sets.csv``) beside the same groups' error now.
+
+    ``sets``: :func:`sources.runs.held_out_sets` rows; ``tables``: validation table per table name (``training``,
+    ``serving``, ``serving-user``), each with ``group`` and ``error`` columns (NaN error: refused, not counted).
+    Sets whose table is not given are left out. Columns: set, table, cases (blind), blind median / max,
+    cases now, median / max now (|error|)."""
+    recs = []
+    for s in sets:
+        t = tables.get(s["table"])
+        if t is None:
+            continue
+        err = t.loc[[in_groups(g, s["groups"]) for g in t["group"]], "error"].abs().dropna()
+        if err.empty:
+            raise ValueError(f"held-out set {s['set']} ({s['table']}): no case of groups {' '.join(s['groups'])} "
+                             f"in the {s['table']} validation table")
+        recs.append({"set": s["set"], "table": s["table"], "cases_blind": s["cases"],
+                     "blind_median": s["blind_median"], "blind_max": s["blind_max"], "cases_now": len(err),
+                     "median_now": float(err.median()), "max_now": float(err.max())})
+    return pd.DataFrame.from_records(recs, columns=["set", "table", "cases_blind", "blind_median", "blind_max",
+                                                    "cases_now", "median_now", "max_now"])
+
+
+def held_out_sets_now(tables) -> pd.DataFrame:
+    """:func:`held_out_sets_table` of ``data/runs/held_out_sets.csv`` against ``tables`` (see there)."""
+    return held_out_sets_table(run_files.held_out_sets(), tables)

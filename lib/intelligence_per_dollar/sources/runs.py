@@ -5,7 +5,9 @@
 * :func:`training_runs` -- published and measured training iterations (``training_runs.csv``),
   checked by :mod:`intelligence_per_dollar.analysis.validation`;
 * :func:`weight_sync_runs` -- published weight-sync times (``weight_sync_runs.csv``), checked by
-  :func:`intelligence_per_dollar.analysis.validation_weight_sync.weight_sync_table`.
+  :func:`intelligence_per_dollar.analysis.validation_weight_sync.weight_sync_table`;
+* :func:`held_out_sets` -- the blind errors of the held-out sets (``held_out_sets.csv``, data/runs/HELD_OUT.md),
+  compared with the same groups' error now by :func:`intelligence_per_dollar.analysis.validation.held_out_sets_table`.
 
 Each case is a dict with its provenance; every problem raises :class:`io.DataError` naming file,
 row and column. The names a column may take that the model defines (software stacks, sync
@@ -19,8 +21,8 @@ from pathlib import Path
 
 from intelligence_per_dollar.sources import io
 
-__all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "inference_runs", "training_runs",
-           "weight_sync_runs", "is_latency_limited"]
+__all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "HELD_OUT_TABLES", "inference_runs",
+           "training_runs", "weight_sync_runs", "held_out_sets", "is_latency_limited"]
 
 # ---------------------------------------------------------------------------------------------
 # inference (data/runs/inference_runs.csv)
@@ -206,3 +208,43 @@ def _weight_sync_runs(data_dir: str, schedules: tuple[str, ...]) -> tuple[dict, 
 def weight_sync_runs(schedules: tuple[str, ...]) -> tuple[dict, ...]:
     """The published weight-sync figures, validated and typed; ``schedule`` must be one of ``schedules``."""
     return _weight_sync_runs(str(io.data_dir()), tuple(schedules))
+
+
+# ---------------------------------------------------------------------------------------------
+# held-out sets (data/runs/held_out_sets.csv)
+# ---------------------------------------------------------------------------------------------
+
+#: The validation tables a held-out set's blind error refers to: training and serving cases at their stated layouts,
+#: and max-load serving cases called as a user would (``inference.frontier`` with defaults).
+HELD_OUT_TABLES = ("training", "serving", "serving-user")
+_HO_COLUMNS = ("set", "table", "groups", "cases", "blind_median", "blind_max", "blind_commit", "source_url",
+               "date_read", "kind", "note")
+
+
+def _held_out_set(path: Path, row: int, rec: dict) -> dict:
+    prov = io.check_provenance(path, row, rec)
+    if rec["table"] not in HELD_OUT_TABLES:
+        raise io.DataError(f"{path}, row {row}, column 'table': '{rec['table']}' not in {', '.join(HELD_OUT_TABLES)}")
+    groups = tuple(rec["groups"].split())
+    if not groups:
+        raise io.DataError(f"{path}, row {row}, column 'groups': empty; expected group names or prefixes ending in *")
+    median = io.parse_float(path, row, "blind_median", rec["blind_median"], positive=True)
+    worst = io.parse_float(path, row, "blind_max", rec["blind_max"], positive=True)
+    if worst < median:
+        raise io.DataError(f"{path}, row {row}, column 'blind_max': {worst} is below blind_median {median}")
+    return {"set": _positive_int(path, row, rec, "set"), "table": rec["table"], "groups": groups,
+            "cases": _positive_int(path, row, rec, "cases"), "blind_median": median, "blind_max": worst,
+            "blind_commit": rec["blind_commit"], "provenance": prov}
+
+
+@functools.lru_cache(maxsize=4)
+def _held_out_sets(data_dir: str) -> tuple[dict, ...]:
+    path = io.data_path("runs", "held_out_sets.csv")
+    return tuple(_held_out_set(path, row, rec) for row, rec in io.read_rows(path, _HO_COLUMNS))
+
+
+def held_out_sets() -> tuple[dict, ...]:
+    """Each held-out set's blind error per validation table (``set``, ``table`` in :data:`HELD_OUT_TABLES`,
+    ``groups`` (names; a trailing ``*`` matches a prefix), ``cases`` predicted then, ``blind_median`` /
+    ``blind_max`` of |predicted / measured - 1|, ``blind_commit``), validated and typed."""
+    return _held_out_sets(str(io.data_dir()))

@@ -258,6 +258,19 @@ def validation_takeaway(f: at.ValidationFindings) -> str:
             + ".")
 
 
+def held_out_sets(t, table: str, label: str) -> str:
+    """Worked number of the held-out-sets table (``analysis.validation.held_out_sets_table``) for one ``table``:
+    the range and median of the sets' blind medians, the same groups now, and the latest set."""
+    rows = t[t["table"] == table].sort_values("set")
+    if rows.empty:
+        raise ValueError(f"table={table!r} has no held-out set; tables present: {', '.join(sorted(set(t['table'])))}")
+    blind, now, last = rows["blind_median"], rows["median_now"], rows.iloc[-1]
+    return (f"**Worked number.** {label}: over {len(rows)} held-out sets the median |error| when each was first "
+            f"predicted ran from {blind.min():.0%} to {blind.max():.0%} (median of the sets {blind.median():.0%}); "
+            f"on the same groups now, {now.min():.0%} to {now.max():.0%} (median {now.median():.0%}). The latest, "
+            f"set {int(last['set'])}, was **{last['blind_median']:.1%}** blind over {int(last['cases_blind'])} runs.")
+
+
 def panel(rows, head: at.Headline, days_grid) -> str:
     """What the explore panel (its result ``rows``) shows at the chapter's settings, and where its
     other answers come from."""

@@ -1,0 +1,78 @@
+"""The held-out sets' blind errors (data/runs/held_out_sets.csv) and their comparison with the error now."""
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from intelligence_per_dollar.analysis import validation
+from intelligence_per_dollar.sources import io, runs
+from intelligence_per_dollar.views.prose import training as prose
+
+
+def test_every_held_out_training_group_belongs_to_a_recorded_set():
+    # the groups the training tables call held out and the sets whose blind error is recorded are the same runs
+    sets = [s for s in runs.held_out_sets() if s["table"] == "training"]
+    covered = {g for g in validation.HELD_OUT_GROUPS if any(validation.in_groups(g, s["groups"]) for s in sets)}
+    assert covered == set(validation.HELD_OUT_GROUPS)
+    assert {s["set"] for s in runs.held_out_sets()} == set(range(1, 11))
+    for s in runs.held_out_sets():
+        assert s["table"] in runs.HELD_OUT_TABLES and 0 < s["blind_median"] <= s["blind_max"]
+        assert s["provenance"].source_url == "data/runs/HELD_OUT.md" and s["provenance"].kind == "derived"
+
+
+def test_groups_match_names_and_prefixes():
+    assert validation.in_groups("heldout10-ix-dsr1", ("heldout10-*",))
+    assert not validation.in_groups("heldout1-x", ("heldout10-*",))
+    assert validation.in_groups("bloom", ("torchtitan-fsdp2", "bloom"))
+    assert not validation.in_groups("bloom-2", ("bloom",))
+
+
+def test_table_compares_blind_with_now_and_skips_refused_cases():
+    sets = [{"set": 1, "table": "training", "groups": ("a", "b*"), "cases": 3, "blind_median": 0.5, "blind_max": 0.9},
+            {"set": 2, "table": "serving", "groups": ("c",), "cases": 1, "blind_median": 0.2, "blind_max": 0.2}]
+    tr = pd.DataFrame({"group": ["a", "b1", "b2", "x"], "error": [0.1, -0.3, np.nan, 5.0]})
+    t = validation.held_out_sets_table(sets, {"training": tr})
+    assert list(t["set"]) == [1]                           # the serving set's table was not given
+    row = t.iloc[0]
+    assert row["cases_now"] == 2 and row["median_now"] == pytest.approx(0.2) and row["max_now"] == pytest.approx(0.3)
+    assert row["blind_median"] == 0.5 and row["cases_blind"] == 3
+    with pytest.raises(ValueError, match=r"held-out set 1 \(training\): no case of groups a b\*"):
+        validation.held_out_sets_table(sets, {"training": tr.assign(group="z")})
+
+
+def test_prose_reads_the_latest_set():
+    t = pd.DataFrame({"set": [1, 2], "table": ["training"] * 2, "cases_blind": [20, 8], "blind_median": [0.3, 0.08],
+                      "blind_max": [1.0, 0.2], "cases_now": [20, 8], "median_now": [0.1, 0.08], "max_now": [0.5, 0.2]})
+    text = prose.held_out_sets(t, "training", "Training")
+    assert "from 8% to 30%" in text and "set 2, was **8.0%** blind over 8 runs" in text
+    with pytest.raises(ValueError, match="table='serving' has no held-out set"):
+        prose.held_out_sets(t, "serving", "Serving")
+
+
+@pytest.mark.parametrize("column,value,message", [
+    ("table", "inference", r"column 'table': 'inference' not in training, serving, serving-user"),
+    ("blind_max", "0.01", r"column 'blind_max': 0.01 is below blind_median"),
+    ("groups", "", r"column 'groups': empty"),
+    ("blind_median", "abc", r"column 'blind_median': 'abc' is not a number"),
+])
+def test_bad_rows_name_the_column(tmp_path, monkeypatch, column, value, message):
+    src = io.data_path("runs", "held_out_sets.csv")
+    (tmp_path / "runs").mkdir()
+    dst = tmp_path / "runs" / "held_out_sets.csv"
+    shutil.copy(src, dst)
+    lines = dst.read_text().splitlines()
+    header_i = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    header = lines[header_i].split(",")
+    import csv
+    import io as _io
+    row = next(csv.reader([lines[header_i + 1]]))
+    row[header.index(column)] = value
+    out = _io.StringIO()
+    csv.writer(out, lineterminator="").writerow(row)
+    lines[header_i + 1] = out.getvalue()
+    dst.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(io, "data_dir", lambda: tmp_path)
+    with pytest.raises(io.DataError, match=message):
+        runs.held_out_sets()
