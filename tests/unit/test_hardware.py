@@ -223,6 +223,7 @@ def test_measurements_in_si_units():
     ("A100-SXM4-80GB", "A100-80GB"), ("GB200 NVL72", "GB200"), ("HGX H100", "H100-SXM"),
     ("Vera Rubin NVL72", "VR200"), ("gb300", "GB300"), ("H200 141 GB", "H200"), ("B200 (180GB)", "B200"),
     ("A100-SXM4-40GB", "A100-40GB"), ("A100 40GB", "A100-40GB"), ("A100", "A100-80GB"), ("NVIDIA A100 80GB", "A100-80GB"),
+    ("NVIDIA H20", "H20"), ("H20 96GB", "H20"),
 ])
 def test_accelerator_lookup_accepts_common_spellings(spelling, expected):
     assert hardware.get(spelling).id == expected

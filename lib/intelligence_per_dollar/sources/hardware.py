@@ -39,7 +39,7 @@ PRECISIONS = ("fp4", "fp8", "bf16", "tf32", "fp64")
 #: FP8 scale per 16 values, i.e. 4.5 bits per value; MXFP4 one 8-bit scale per 32 -> 4.25 bits).
 BYTES_PER_ELEMENT = MappingProxyType({"fp4": 4.5 / 8, "fp8": 1.0, "bf16": 2.0, "tf32": 4.0, "fp64": 8.0})
 
-ACCELERATOR_IDS = ("A100-40GB", "A100-80GB", "H100-SXM", "H800", "H200", "B200", "GB200", "B300", "GB300",
+ACCELERATOR_IDS = ("A100-40GB", "A100-80GB", "H100-SXM", "H800", "H20", "H200", "B200", "GB200", "B300", "GB300",
                    "VR200", "Rubin-Ultra")
 SYSTEM_IDS = ("HGX-H100", "HGX-H200", "GB200-NVL72", "GB300-NVL72", "Vera-Rubin-NVL72",
               "Rubin-Ultra-NVL576")

@@ -24,6 +24,7 @@ ACCELERATOR_COLOURS: Mapping[str, str] = {
     "A100-80GB": "#9c755f",   # brown
     "H100-SXM": "#79706e",    # dark grey
     "H800": "#bab0ac",        # light grey
+    "H20": "#d4a6c8",         # light purple
     "H200": "#b07aa1",        # purple
     "B200": "#76b7b2",        # teal
     "GB200": "#4e79a7",       # blue
