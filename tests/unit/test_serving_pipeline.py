@@ -34,19 +34,20 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: when flash attention's rate took the head dimension, the softmax (SFU) share and the forward-only kernel rate into
 #: account (``efficiency.attention_head_dim_factor``, ``attention_forward_speedup``), and the 16-GPU Llama row when
 #: serving engines' small all-reduces went one-shot (``collectives.one_shot_all_reduce_s``), and the two B200 rows
-#: when B200 took its own measured power throttle (0.853, FlashInfer PR 2899, for the H200's 0.856); until then they
-#: agreed with c77e963 bit for bit.
+#: when B200 took its own measured power throttle (0.853, FlashInfer PR 2899, for the H200's 0.856), and the three MoE
+#: rows when the MoE layer's non-GEMM kernels were counted from the engines' code (``moe_kernels_per_layer`` 9, not
+#: 12); until then they agreed with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
      (3124.088947191289, 16.529571149160258, 0.1617916137318045, 135597176832.0, 1512.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
      (416.1962286167037, 104.04905715417593, 0.03941959329633097, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (11372.221168402373, 32.03442582648556, 0.09126792339588163, 172838632576.0, 2840.0)),
+     (11521.03002376029, 32.453605700733206, 0.09086472339588164, 172838632576.0, 2840.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
-     (3213.0068387317424, 6.062277054210834, 0.22369228954906073, 135663183872.0, 8480.0)),
+     (3222.5246987802775, 6.080235280717504, 0.22320508954906074, 135663183872.0, 8480.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
-     (1340.7803808111087, 43.1962167980108, 0.04484676134399625, 59363017696.0, 6620.0)),
+     (1369.432278089093, 44.12483258457892, 0.04435956134399625, 59363017696.0, 6620.0)),
 ]
 
 
