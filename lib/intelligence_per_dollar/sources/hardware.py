@@ -235,26 +235,37 @@ def _canonical(name: str) -> str:
     return "".join(re.sub(r"[^a-z0-9]", "", w) for w in words if not _NOISE_WORDS.fullmatch(w))
 
 
+def _stated_memory_gb(name) -> float | None:
+    """The memory size a part's name states ("A100 40GB" -> 40.0), or None."""
+    m = re.search(r"(\d+)\s*gb", name.lower()) if isinstance(name, str) else None
+    return float(m.group(1)) if m else None
+
+
+def _memory_agrees(gb: float, part) -> bool:
+    """Whether ``gb`` stated in a name is within 10% of ``part``'s HBM (True when the part has none)."""
+    mem = getattr(part, "hbm_bytes", None)
+    return not mem or abs(gb * 1e9 / mem - 1.0) <= 0.10
+
+
 def _check_memory_word(name, acc: "Accelerator") -> "Accelerator":
     """``acc``, unless ``name`` states a memory size ("A100 40GB") more than 10% off the catalogue part's."""
-    m = re.search(r"(\d+)\s*gb", name.lower()) if isinstance(name, str) else None
-    if m and acc.hbm_bytes and abs(float(m.group(1)) * 1e9 / acc.hbm_bytes - 1.0) > 0.10:
-        raise ValueError(f"accelerator={name!r} names {m.group(1)} GB of memory but the catalogue's {acc.id} has "
+    gb = _stated_memory_gb(name)
+    if gb is not None and not _memory_agrees(gb, acc):
+        raise ValueError(f"accelerator={name!r} names {gb:.0f} GB of memory but the catalogue's {acc.id} has "
                          f"{acc.hbm_bytes / 1e9:.0f} GB; known: {', '.join(ACCELERATOR_IDS)}")
     return acc
 
 
-def _by_memory_word(name: str, ids: list[str]) -> str:
-    """Of catalogue parts that differ only in memory size (A100-40GB, A100-80GB), the one whose size ``name``
-    states within 10%; without a size, the one an alias names (``"A100"`` -> A100-80GB), else the first."""
-    m = re.search(r"(\d+)\s*gb", name.lower())
-    if m:
-        for k in ids:
-            mem = catalogue()[0][k].hbm_bytes
-            if mem and abs(float(m.group(1)) * 1e9 / mem - 1.0) <= 0.10:
+def _by_memory_word(name: str, parts: Mapping[str, object]) -> str:
+    """Of ``parts`` that differ only in memory size (A100-40GB, A100-80GB), the id whose size ``name`` states
+    within 10%; without a size, the one an alias names (``"A100"`` -> A100-80GB), else the first."""
+    gb = _stated_memory_gb(name)
+    if gb is not None:
+        for k, part in parts.items():
+            if getattr(part, "hbm_bytes", None) and _memory_agrees(gb, part):
                 return k
-    aliased = [v for a, v in ALIASES.items() if v in ids and _canonical(a) == _canonical(name)]
-    return aliased[0] if aliased else ids[0]
+    aliased = [v for a, v in ALIASES.items() if v in parts and _canonical(a) == _canonical(name)]
+    return aliased[0] if aliased else next(iter(parts))
 
 
 def _resolve(name: str, known: Mapping[str, object], what: str):
@@ -271,7 +282,7 @@ def _resolve(name: str, known: Mapping[str, object], what: str):
         return known[lower[key.lower()]]
     canon = {**{_canonical(a): v for a, v in ALIASES.items() if v in known}, **{_canonical(k): k for k in known}}
     if _canonical(name) in canon:
-        same = [k for k in known if _canonical(k) == _canonical(name)]
+        same = {k: v for k, v in known.items() if _canonical(k) == _canonical(name)}
         return known[_by_memory_word(name, same) if len(same) > 1 else canon[_canonical(name)]]
     raise ValueError(f"{what}={name!r} is not in the catalogue; known: {', '.join(known)}")
 
