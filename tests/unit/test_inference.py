@@ -123,7 +123,7 @@ def test_out_of_sample_nim_latency():
     ({"parallelism": {"pp": 3}}, "parallelism['pp']=3 must divide gpus / (tp x dp) = 8 / 1 = 8"),
     ({"parallelism": {"tp": 4, "pp": 4}}, "parallelism['pp']=4 must divide gpus / (tp x dp) = 8 / 4 = 2"),
     ({"parallelism": {"pp": 81}}, "parallelism['pp']=81 exceeds the model's layers=80"),
-    ({"parallelism": {"tp": 16}}, "exceeds the NVLink domain"),
+    ({"parallelism": {"tp": 16}}, "tp x dp = 16 does not divide gpus=8"),
     ({"input_tokens": 0}, "input_tokens=0 is out of range; allowed: an integer >= 1"),
     ({"output_tokens": True}, "output_tokens=True is not allowed"),
     ({"mode": "batch"}, "mode='batch' is not allowed"),

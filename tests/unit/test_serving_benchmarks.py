@@ -6,6 +6,7 @@ import pytest
 
 from intelligence_per_dollar.model import inference as inf
 from intelligence_per_dollar.model import serving_benchmarks as sb
+from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import runs
 
 LLAMA70 = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
@@ -79,7 +80,7 @@ def test_requests_need_an_aggregated_run_with_room_for_a_whole_prompt():
 
 
 def test_every_trtllm_bench_run_names_its_dataset():
-    cases = [c for c in runs.inference_runs() if c["scheduler"] == "trtllm-bench"]
+    cases = [c for c in runs.inference_runs() if c["scheduler"] and sched.is_trtllm_bench(c["scheduler"])]
     assert cases and all(c["requests"] for c in cases)
     perf_overview = {(c["input_tokens"], c["output_tokens"]): c["requests"] for c in cases if "blog" not in c["id"]}
     assert perf_overview[(1024, 1024)] == 3000 and perf_overview[(32768, 1024)] == 1000

@@ -64,6 +64,10 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
 binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 sequences on one B200).
 
 **Finite benchmarks** (``requests``): ramp, batch and drain of that many queued requests (:mod:`serving_benchmarks`).
+**CUDA-graph padding** (``scheduler="trtllm-bench"``): a decode-only iteration replays the graph of the next captured
+batch size, its linear layers, experts and collectives working on the padding too
+(:func:`serving_schedulers.graph_padded_tokens`). **Idle ranks**: with fewer sequences than attention ranks x
+micro-batches, a busy rank holds a whole sequence and the others wait (throughput counts only the busy share).
 
 **Pipeline parallelism** (``pp``): stages of whole layers, ``pp`` micro-batches in flight (:mod:`serving_pipeline`).
 **Host offload** (``weight_offload``): part of the layer weights streamed from host memory (:mod:`serving_offload`).
@@ -145,8 +149,11 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     ``moe_prefill``: the ranks' mean (what the experts and the all-to-all carry; default the same).
     """
     s, P, d = ctx.s, ctx.params, ctx.s.d_model
-    T = decode_tokens + prefill_tokens                # tokens per attention rank
-    T_moe = T if moe_prefill is None else decode_tokens + moe_prefill
+    # a decode-only iteration replays the CUDA graph of the next captured batch size (serving_schedulers)
+    d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens,
+                                      prefill_tokens if moe_prefill is None else prefill_tokens + moe_prefill)
+    T = d_run + prefill_tokens                        # tokens per attention rank the GEMMs and collectives see
+    T_moe = T if moe_prefill is None else d_run + moe_prefill
     t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d, attention=True)
     t_core = kern.attention_core_s(ctx, tp, decode_tokens, prefill_tokens, context)
     t_tp = kern.tp_all_reduce_s(ctx, T, tp)
@@ -178,7 +185,8 @@ def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens,
     the layer times and the head."""
     s = ctx.s
     t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill)
-    head_tokens = decode_tokens + (b if ctx.mode == "prefill" else 0.0 * b)
+    head_tokens = (sched.graph_padded_tokens(ctx.scheduler, decode_tokens, prefill_tokens)
+                   + (b if ctx.mode == "prefill" else 0.0 * b))
     t_head = kern.gemm_s(ctx, np.maximum(head_tokens, 1.0), s.vocab / tp, s.d_model, head=True)
     send = pipe.stage_send_s(ctx, decode_tokens + prefill_tokens, tp, dp, pp)
     if through:
@@ -237,7 +245,11 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     off = np.asarray(c.get("offload", 0.0), float)        # share of layer weights in host memory (serving_offload)
     r = tp * dp                                           # GPUs per pipeline stage (the replica: r x pp)
     t_stream = offl.stream_s(ctx, tp, r, pp, off, ctx.host_link_efficiency)
-    b = conc / (rep * dp * pp)                            # sequences per attention rank and micro-batch
+    b_mean = conc / (rep * dp * pp)                       # sequences per attention rank and micro-batch
+    # fewer sequences than ranks x micro-batches: a busy rank holds a whole sequence and the rest idle, so the
+    # iteration is that of one sequence and only the busy share of the slots emits tokens
+    b = np.where(b_mean > 0.0, np.maximum(b_mean, 1.0), b_mean)
+    busy = np.where(b > 0.0, b_mean / np.where(b > 0.0, b, 1.0), 1.0)
     dec, pre, context = _token_mix(ctx, b)
     # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
     t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
@@ -259,7 +271,7 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
     L = float(s.layers)
     return {"step_s": t_step, "ttft_s": t_ttft, "gpu_step_s": t_gpu + 0 * t_step, "host_s": t_host + 0 * t_step,
-            "output_tokens_per_s_per_gpu": tokens_per_step * dp / (t_step * r * pp),
+            "output_tokens_per_s_per_gpu": tokens_per_step * busy * dp / (t_step * r * pp),
             "tokens_per_s_per_user": np.where(ctx.mode == "prefill", ctx.isl, 1.0) / (pp * t_step),
             "memory_per_gpu_bytes": mem, "weights_bytes": w + 0 * mem,
             "kv_cache_bytes": kv + 0 * mem, "workspace_bytes": work + 0 * mem, "usable_bytes": usable,

@@ -124,7 +124,8 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
     ``pp``) serving a finite run of ``requests`` requests (-inf where ``ok`` is False). ``batch``: most
     sequences over all GPUs (memory, ``max_batch_size``, a concurrency limit); ``max_num_tokens`` from
     :func:`serving_schedulers.limits`. The requests are spread evenly over the attention ranks' micro-batch
-    slots (``replicas x dp x pp``); the slot with ``ceil(requests / slots)`` sets the wall time. Each
+    slots (``replicas x dp x pp``) that hold a sequence (all of them unless ``batch`` is smaller); the slot with
+    ``ceil(requests / busy slots)`` sets the wall time. Each
     iteration takes ``max(GPU, host)``: ``gpu_step_s(ctx, tp, dp, ep, b, decode, prefill, context, pp=pp)``
     is the serving model's iteration of the slowest pipeline stage (:func:`inference._gpu_step_s`), the host
     time counts every scheduled sequence (:func:`serving_kernels.host_time_s`), and no iteration is shorter than
@@ -137,14 +138,16 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
         pp = float(c["pp"][j]) if "pp" in c else 1.0
         off = float(np.broadcast_to(c.get("offload", 0.0), np.shape(c["tp"]))[j])
         t_stream = float(offl.stream_s(ctx, tp, tp * dp, pp, off, ctx.host_link_efficiency))
-        n = math.ceil(requests / (rep * dp * pp))
+        # a concurrency below the slots (``batch``) leaves some slots idle: the requests spread over the busy ones
+        active = max(min(rep * dp * pp, math.floor(batch[j])), 1)
+        n = math.ceil(requests / active)
 
         def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp, t_stream=t_stream):
             t_host = kern.host_time_s(d + p / ctx.isl, ctx.host_step_s, ctx.host_per_sequence_s)
             t_gpu = np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x, pp=pp)[0], t_stream)   # offloaded weights
             return pp * np.maximum(t_gpu, t_host)
 
-        slot_batch = max(math.floor(batch[j] / (rep * dp * pp)), 1)
+        slot_batch = max(math.floor(batch[j] / active), 1)
         budget = max(tokens[j], ctx.isl)                       # prompts whole (chunked engines: within a piece)
         per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, budget, slot_lengths(ctx, n))
         out[j] = per_rank * requests / n / (tp * dp * rep * pp)

@@ -485,9 +485,13 @@ def moe_dispatch_s(ctx: Context, tokens, tp, dp, ep):
 def tp_all_reduce_s(ctx: Context, tokens, tp):
     """Two tensor-parallel all-reduces of the layer's activations (Shoeybi et al. 2019, Megatron-LM): NCCL's ring or
     tree, or in a serving engine (``implementation="engine"``) its one-shot custom all-reduce where that is faster
-    (:func:`collectives.one_shot_all_reduce_s`: small messages, decode at low batch)."""
+    (:func:`collectives.one_shot_all_reduce_s`: small messages, decode at low batch); across NVLink domains,
+    NCCL's hierarchical all-reduce (:func:`collectives.hierarchical_all_reduce_s`)."""
     b = tokens * ctx.s.d_model * ACTIVATION_BYTES
-    t = collectives.all_reduce_s(b, tp, ctx.scaleup)
+    t = collectives.all_reduce_s(b, np.minimum(tp, ctx.domain), ctx.scaleup)
     if ctx.implementation == "engine":
-        t = np.minimum(t, collectives.one_shot_all_reduce_s(b, tp, ctx.scaleup))
+        t = np.minimum(t, collectives.one_shot_all_reduce_s(b, np.minimum(tp, ctx.domain), ctx.scaleup))
+    # a group over several NVLink domains (a caller's --tp 16 on two 8-GPU nodes): NCCL's hierarchical
+    # all-reduce, the cross-domain step over the NICs; the engines' one-shot kernels need NVLink peers
+    t = np.where(tp > ctx.domain, collectives.hierarchical_all_reduce_s(b, tp, ctx.domain, ctx.scaleup, ctx.scaleout), t)
     return np.where(tp > 1, 2 * t, 0.0)

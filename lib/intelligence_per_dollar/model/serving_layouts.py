@@ -45,14 +45,15 @@ PARALLELISM_KEYS = ("tp", "dp", "ep", "pp")
 
 
 def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
-    """Valid (tp, dp, ep, pp, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads,
+    """Valid (tp, dp, ep, pp, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads
+    (or across whole domains when the caller fixes it: SGLang's and vLLM's ``--tp 16`` over two 8-GPU nodes),
     dp attention ranks per stage, ep = 1 or the whole stage for MoE models (1 for dense), pp stages of at
     least one layer each whose ``tp dp`` GPUs fill whole NVLink domains (any pp the caller fixes)."""
     s = ctx.s
     fixed = dict(fixed or {})
     out = {k: [] for k in ("tp", "dp", "ep", "pp", "replicas")}
     divs = kern.divisors(gpus)
-    tps = [tp for tp in divs if tp <= ctx.domain and s.heads % tp == 0]
+    tps = [tp for tp in divs if (tp <= ctx.domain or tp == fixed.get("tp")) and s.heads % tp == 0]
     for r in divs:                                    # GPUs per replica
         for tp in tps:
             if r % tp:
@@ -81,9 +82,10 @@ def check_parallelism(ctx: kern.Context, gpus: int, par: Mapping) -> dict:
     if "tp" in fixed:
         if s.heads % fixed["tp"]:
             raise ValueError(f"parallelism['tp']={fixed['tp']} does not divide the model's heads={s.heads}")
-        if fixed["tp"] > ctx.domain:
+        if fixed["tp"] > ctx.domain and fixed["tp"] % ctx.domain:
             raise ValueError(f"parallelism['tp']={fixed['tp']} exceeds the NVLink domain of {ctx.acc.id} "
-                             f"({ctx.domain} GPUs)")
+                             f"({ctx.domain} GPUs) without filling whole domains: tensor parallelism across "
+                             f"domains must be a multiple of {ctx.domain}")
     r = fixed.get("tp", 1) * fixed.get("dp", 1)
     if gpus % r:
         raise ValueError(f"tp x dp = {r} does not divide gpus={gpus}")

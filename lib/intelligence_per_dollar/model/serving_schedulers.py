@@ -13,6 +13,11 @@
   ``--max_batch_size`` / ``--max_num_tokens``, ``trtllm-bench throughput`` sizes them itself
   (:func:`trtllm_bench_limits`) and schedules prompts whole (chunked prefill off). Its synthetic
   datasets have ``--input-stdev 0 --output-stdev 0`` (perf-overview.md), so ranks stay in step.
+  Its decode-only iterations replay a CUDA graph captured for the next of
+  :data:`TRTLLM_BENCH_GRAPH_BATCH_SIZES` (:func:`graph_padded_tokens`): the PyTorch backend that
+  ``trtllm-bench`` runs since v0.19, with the performance overview's ``cuda_graph_config``.
+* ``"trtllm-bench-engine"``: the same benchmark on the TensorRT-engine flow of v0.17 and earlier
+  (``trtllm-bench build``; the C++ runtime pads no CUDA graphs).
 * ``"unsynchronised-adp"``: the physics default for workloads of varied lengths, where each
   attention-DP rank admits prompts on its own (TensorRT-LLM's round-robin baseline).
 
@@ -39,11 +44,21 @@ from intelligence_per_dollar.model import architecture
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.sources import checks, hardware
 
-__all__ = ["SCHEDULERS", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION", "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS",
-           "check_scheduler", "check_limits", "is_trtllm_bench",
+__all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION", "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS",
+           "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens",
            "adp_balanced", "finetune_setting", "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
-SCHEDULERS = ("physics", "trtllm-bench", "unsynchronised-adp")
+SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp")
+#: CUDA-graph batch sizes of TensorRT-LLM's performance-overview runs, with ``enable_padding: true``
+#: (``llm_options.yml`` of docs/source/performance/perf-overview.md at v0.20 ab4143e and v1.0 00f3768,
+#: docs/source/developer-guide/perf-overview.md at 03e27c7: "Starting with v0.19, testing was performed
+#: using the PyTorch backend"). The PyTorch backend replays a captured graph only for an iteration without
+#: context requests, and pads its batch with dummy requests up to the next captured size: "if the batch
+#: size does not match any captured size, the runtime pads it up to the nearest larger captured size,
+#: running the model over some empty slots. The wasted computation is proportional to the gap"
+#: (TensorRT-LLM tech blog 20, "Tuning CUDA Graph Batch Sizes for Higher Output Throughput": filling the
+#: gaps above 128 measured up to 1.3x output throughput on 4 GB200 in aggregated serving).
+TRTLLM_BENCH_GRAPH_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 4096, 8192)
 
 #: ``--kv_cache_free_gpu_mem_fraction`` of the perf-overview runs ("In many cases, we also use a
 #: higher KV cache percentage by setting 0.95", TensorRT-LLM docs/source/developer-guide/
@@ -88,6 +103,25 @@ def check_limits(max_batch_size, max_num_tokens, isl: int, scheduler: str) -> tu
 
 def is_trtllm_bench(scheduler: str) -> bool:
     return scheduler.startswith("trtllm-bench")
+
+
+def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens):
+    """Decode tokens per attention rank that an iteration's GEMMs, collectives and elementwise kernels process.
+
+    Under ``trtllm-bench`` an iteration with no prompt tokens (``prefill_tokens`` 0) of at most the largest
+    captured batch replays the CUDA graph of the next size in :data:`TRTLLM_BENCH_GRAPH_BATCH_SIZES`: the
+    dummy requests that fill it run every linear layer, the router, the experts and the collectives, but
+    hold one token of KV cache, so the attention core still reads only the real sequences' context (the
+    caller keeps ``decode_tokens`` for it). Iterations that prefill run eagerly on the real batch; other
+    schedulers pad nothing (engines left at their defaults capture fine-grained sizes or run eagerly)."""
+    d = np.asarray(decode_tokens, float)
+    if scheduler != "trtllm-bench":
+        return d
+    sizes = np.asarray(TRTLLM_BENCH_GRAPH_BATCH_SIZES, float)
+    whole = np.ceil(d - 1e-9)                           # a mean batch of 640.2 sequences fills 641 slots
+    nxt = sizes[np.minimum(np.searchsorted(sizes, whole), sizes.size - 1)]
+    graph = (np.asarray(prefill_tokens, float) == 0.0) & (d > 0.0) & (whole <= sizes[-1])
+    return np.where(graph, np.maximum(nxt, d), d)
 
 
 def adp_balanced(scheduler: str) -> bool:
