@@ -34,9 +34,10 @@ def test_held_out_cases_median(table):
     """The runs the model was judged on blind: 8.0% (set 1), 18% (set 2), 27% (set 4), 11% (set 5), 14% (set 6),
     28% (set 7: Megatron-Bridge MoE, Together's B200 cluster, NeMo long sequences), 7.1% (set 8: MLPerf Training
     logs, Megatron-MoE-ModelZoo Qwen3-235B, Megatron-LM's DeepSeek-V3 on GB200) and 8.0% (set 9: MLPerf Training v6.0
-    logs) and 6.9% (set 10: more MLPerf Training v6.0 logs, other submitters) when merged; all 189: 10.9%."""
+    logs), 6.9% (set 10: more MLPerf Training v6.0 logs, other submitters) and 13.4% (set 11: FlagPerf/FlagScale's
+    Megatron launch scripts, MLPerf v5.1 Nebius) when merged; all 198: 11.2%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 189 and held.error.abs().median() <= 0.12
+    assert len(held) == 198 and held.error.abs().median() <= 0.12
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -86,7 +87,12 @@ def test_held_out_cases_median(table):
     # GB300 within 6% with the stack the MLPerf recipe states (mlperf-2026-moe); the miss is again the strong-scaling
     # corner, Llama 3.1 8B on 1,024 GB200 (one sequence per 16 GPUs per step: the model's step is 63% short)
     ("heldout10-mlperf60-llama8b", 0.12, 0.64), ("heldout10-mlperf60-gptoss", 0.21, 0.33),
-    ("heldout10-mlperf60-dsv3-coreweave", 0.04, 0.06), ("heldout10-mlperf60-llama405b-coreweave", 0.02, 0.02)])
+    ("heldout10-mlperf60-dsv3-coreweave", 0.04, 0.06), ("heldout10-mlperf60-llama405b-coreweave", 0.02, 0.02),
+    # set 11 (blind with the default Megatron-Core stack: FlagPerf +32% to +43%, FlagScale +43% / +91%; merged with the
+    # stack their launch scripts state, no TP communication overlap or overlapped gradient reduce): Llama 3 8B at TP2 on
+    # 8-16 H100 stays 23-30% over (Megatron-Core 0.6's attention backend is not stated); MLPerf v5.1 Nebius within 2%
+    ("heldout11-flagperf-mcore", 0.27, 0.31), ("heldout11-flagperf-flagscale-h800", 0.11, 0.14),
+    ("heldout11-mlperf51-nebius", 0.02, 0.02)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

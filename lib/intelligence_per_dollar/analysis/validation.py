@@ -52,6 +52,11 @@ STACKS = {
     "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False,
                                moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
+    # Megatron-LM (core v0.6, 2024) as BAAI's FlagPerf launch scripts run it: Transformer Engine layers, sequence
+    # parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce
+    "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False),
+    # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
+    "megatron-lm-2024-fa2": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2"),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
@@ -76,14 +81,16 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout8-moe-modelzoo", "heldout8-mcore-dsv3-gb200", "heldout9-mlperf60-dsv3",
                    "heldout9-mlperf60-partners", "heldout9-mlperf60-llama405b", "heldout9-mlperf60-gptoss",
                    "heldout10-mlperf60-llama8b", "heldout10-mlperf60-gptoss", "heldout10-mlperf60-dsv3-coreweave",
-                   "heldout10-mlperf60-llama405b-coreweave")
+                   "heldout10-mlperf60-llama405b-coreweave", "heldout11-flagperf-mcore", "heldout11-flagperf-flagscale-h800",
+                   "heldout11-mlperf51-nebius")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
     "mbridge-2026-actoffload": "Megatron-Core / NeMo", "mbridge-2026-a2a-overlap": "Megatron-Core / NeMo",
-    "mlperf-2026-moe": "Megatron-Core / NeMo",
+    "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
+    "megatron-lm-2024-fa2": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
