@@ -62,6 +62,9 @@ def main(argv=None) -> int:
     p.add_argument("--user", action="store_true")
     a = p.parse_args(argv)
     t = table(a.kind, a.path, a.user)
+    if t.empty:
+        print("no cases to judge" + (" (--user judges aggregated max-load serving rows only)" if a.user else ""))
+        return 0
     with pd.option_context("display.width", 250, "display.max_colwidth", 120, "display.max_rows", 500):
         print(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         print()

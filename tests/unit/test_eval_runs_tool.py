@@ -48,3 +48,15 @@ def test_a_refused_run_is_listed_with_its_reason(tmp_path):
     t = _tool().table("training", str(path))
     assert len(t) == 1 and np.isnan(t.loc[0, "error"])
     assert "tp" in t.loc[0, "refused"]
+
+
+def test_a_file_without_max_load_rows_has_nothing_to_judge_as_a_user(tmp_path, capsys):
+    # --user judges aggregated max-load serving rows; a file of stated-concurrency rows has none
+    src = io.data_path("runs", "inference_runs.csv").read_text().splitlines()
+    header = next(i for i, line in enumerate(src) if line.startswith("id,"))
+    rows = [line for line in src[header + 1:] if line.startswith("heldout11-ix870-")]
+    path = tmp_path / "stated.csv"
+    path.write_text("\n".join(src[:header + 1] + rows) + "\n")
+    assert len(rows) == 6 and _tool().table("serving", str(path), user=True).empty
+    assert _tool().main(["serving", str(path), "--user"]) == 0
+    assert "no cases to judge" in capsys.readouterr().out
