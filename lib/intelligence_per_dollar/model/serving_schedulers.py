@@ -44,8 +44,8 @@ from intelligence_per_dollar.model import architecture
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.sources import checks, hardware
 
-__all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION", "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS",
-           "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens",
+__all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
+           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens",
            "adp_balanced", "finetune_setting", "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp")
