@@ -35,10 +35,10 @@ def test_held_out_cases_median(table):
     28% (set 7: Megatron-Bridge MoE, Together's B200 cluster, NeMo long sequences), 7.1% (set 8: MLPerf Training
     logs, Megatron-MoE-ModelZoo Qwen3-235B, Megatron-LM's DeepSeek-V3 on GB200) and 8.0% (set 9: MLPerf Training v6.0
     logs), 6.9% (set 10: more MLPerf Training v6.0 logs, other submitters) and 13.4% (set 11: FlagPerf/FlagScale's
-    Megatron launch scripts, MLPerf v5.1 Nebius) and 9.0% (set 12: MLPerf v5.1 Dell and Nebius B200) when merged;
-    all 202: 11.2%."""
+    Megatron launch scripts, MLPerf v5.1 Nebius), 9.0% (set 12: MLPerf v5.1 Dell and Nebius B200) and 7.2% (set 13:
+    MLPerf v5.1 Supermicro, HPE and Cisco) when merged; all 206: 11.0%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 202 and held.error.abs().median() <= 0.12
+    assert len(held) == 206 and held.error.abs().median() <= 0.12
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -95,7 +95,11 @@ def test_held_out_cases_median(table):
     ("heldout11-flagperf-mcore", 0.27, 0.31), ("heldout11-flagperf-flagscale-h800", 0.11, 0.14),
     ("heldout11-mlperf51-nebius", 0.02, 0.02),
     # set 12, merged at its blind error: single-node B200 within 0-10%, two to four nodes over InfiniBand 8-12% short
-    ("heldout12-mlperf51-dell", 0.05, 0.10), ("heldout12-mlperf51-nebius-multinode", 0.10, 0.12)])
+    ("heldout12-mlperf51-dell", 0.05, 0.10), ("heldout12-mlperf51-nebius-multinode", 0.10, 0.12),
+    # set 13, merged at its blind error: one B200 node within 1%; 64 H200 over InfiniBand 14% short and Cisco's 128 H100
+    # in v5.1 37% short (the same system's v6.0 step, set 10, is 28% faster: -14%)
+    ("heldout13-mlperf51-supermicro", 0.01, 0.01), ("heldout13-mlperf51-hpe-h200", 0.14, 0.14),
+    ("heldout13-mlperf51-cisco-h100", 0.37, 0.37)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
