@@ -33,6 +33,14 @@ def test_padding_follows_the_perf_overview_batch_sizes():
     assert list(sched.graph_padded_tokens("trtllm-bench-engine", d, 0.0)) == list(d)
 
 
+def test_padding_stops_at_the_executor_s_largest_batch():
+    # TensorRT-LLM drops the listed sizes above min(max_batch_size, max_num_tokens) and pads to that cap instead
+    # (_filter_cuda_graph_batch_sizes): 1,051 sequences with a 1,280-sequence limit replay 1,280, not 2,048
+    d = np.array([1051.0, 1280.0, 1300.0, 100.0])
+    assert list(sched.graph_padded_tokens("trtllm-bench", d, 0.0, cap=1280.0)) == [1280, 1280, 1300, 128]
+    assert list(sched.graph_padded_tokens("trtllm-bench", d, 0.0)) == [2048, 2048, 2048, 128]
+
+
 def test_a_decode_batch_just_past_a_captured_size_pays_for_the_padding():
     # decode-only instance, TP4 Llama 70B in FP4 on B200: 257 sequences replay the 384-sequence graph under
     # trtllm-bench, so they cannot beat 256; with no padding (physics) one more sequence is never slower
@@ -55,6 +63,15 @@ def test_fewer_sequences_than_attention_ranks_leave_ranks_idle(requests):
     four = inf.estimate(LLAMA70, "H100-SXM", 8, "fp8", 1024, 128, 4, **kw)
     assert one.output_tokens_per_s_per_gpu * 8 <= one.tokens_per_s_per_user * 1.0001
     assert one.output_tokens_per_s_per_gpu == pytest.approx(four.output_tokens_per_s_per_gpu / 4, rel=0.02)
+
+
+def test_idle_attention_ranks_send_nothing_to_the_experts():
+    # DeepSeek-R1 on 8 H200, attention DP8 + EP8: one sequence keeps one rank busy and its 8 routed rows are all
+    # the experts see, so the iteration is shorter than with a sequence on every rank (64 rows)
+    lay = {"tp": 1, "dp": 8, "ep": 8}
+    one, eight = (inf.estimate("DeepSeek-R1", "H200", 8, "fp8", 1024, 256, c, lay) for c in (1, 8))
+    assert one.step_time_s < eight.step_time_s
+    assert one.tokens_per_s_per_user > eight.tokens_per_s_per_user
 
 
 def test_tensor_parallelism_across_domains_only_when_fixed_and_in_whole_domains():

@@ -142,18 +142,20 @@ def _token_mix(ctx: kern.Context, b):
     return 0.0 * b, b * isl, 0.0        # prefill: b prompts per iteration, one output token each
 
 
-def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill=None):
+def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill=None,
+                 d_run=None, moe_decode=None):
     """(dense layer s, MoE layer s, parts of the repeated layer) for one iteration's token mix.
 
     ``prefill_tokens``: on the busiest attention rank (it paces attention and the dense layers);
     ``moe_prefill``: the ranks' mean (what the experts and the all-to-all carry; default the same).
+    ``d_run``: the decode tokens the linear layers and collectives process (a padded CUDA graph,
+    :func:`serving_schedulers.graph_padded_tokens`; default ``decode_tokens``); ``moe_decode``: the ranks'
+    mean of them (idle ranks carry none; default ``d_run``).
     """
     s, P, d = ctx.s, ctx.params, ctx.s.d_model
-    # a decode-only iteration replays the CUDA graph of the next captured batch size (serving_schedulers)
-    d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens,
-                                      prefill_tokens if moe_prefill is None else prefill_tokens + moe_prefill)
+    d_run = decode_tokens if d_run is None else d_run
     T = d_run + prefill_tokens                        # tokens per attention rank the GEMMs and collectives see
-    T_moe = T if moe_prefill is None else d_run + moe_prefill
+    T_moe = (d_run if moe_decode is None else moe_decode) + (prefill_tokens if moe_prefill is None else moe_prefill)
     t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d, attention=True)
     t_core = kern.attention_core_s(ctx, tp, decode_tokens, prefill_tokens, context)
     t_tp = kern.tp_all_reduce_s(ctx, T, tp)
@@ -179,14 +181,19 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
 
 
 def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens, context, moe_prefill=None, pp=1.0,
-                through=False):
+                through=False, busy=1.0):
     """GPU time of one iteration of the slowest of ``pp`` pipeline stages (one stage: every layer plus the LM
     head) and its send to the next (``through``: one pass through all stages, :mod:`serving_pipeline`); also
-    the layer times and the head."""
+    the layer times and the head. ``busy``: the share of a replica's attention ranks that hold sequences (the
+    experts carry only theirs)."""
     s = ctx.s
-    t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill)
-    head_tokens = (sched.graph_padded_tokens(ctx.scheduler, decode_tokens, prefill_tokens)
-                   + (b if ctx.mode == "prefill" else 0.0 * b))
+    # a decode-only iteration replays the CUDA graph of the next captured batch size (serving_schedulers)
+    d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens,
+                                      prefill_tokens + (0.0 if moe_prefill is None else moe_prefill),
+                                      sched.graph_cap(ctx, tp, dp, pp))
+    t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill,
+                                         d_run, d_run * busy)
+    head_tokens = d_run + (b if ctx.mode == "prefill" else 0.0 * b)
     t_head = kern.gemm_s(ctx, np.maximum(head_tokens, 1.0), s.vocab / tp, s.d_model, head=True)
     send = pipe.stage_send_s(ctx, decode_tokens + prefill_tokens, tp, dp, pp)
     if through:
@@ -208,11 +215,11 @@ def _gemm_attribution_s(ctx: kern.Context, parts, t_dense, t_head):
     return out
 
 
-def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host, pp=1.0, t_floor=0.0):
+def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host, pp=1.0, t_floor=0.0, busy=1.0):
     """Expected iteration when prompts arrive whole (or in ``prefill_chunk_tokens`` pieces) and the
     busiest attention rank paces it (:mod:`serving_schedulers`): returns (step, GPU step, parts,
     dense layer, head), each the mean over how many pieces the busiest rank carries. ``t_floor``: the
-    least GPU time of an iteration (the host-link stream of offloaded weights)."""
+    least GPU time of an iteration (the host-link stream of offloaded weights); ``busy``: as in :func:`_gpu_step_s`."""
     piece = min(float(ctx.isl), ctx.prefill_chunk_tokens)
     lam = pre / piece
     many = lam > sched.MANY_PIECES                     # many pieces per iteration: the mean is exact enough
@@ -225,7 +232,7 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
         busiest = np.where(many, pre, j * piece * scale)
         p = np.where(many, float(j == 0), p)
         moe = np.where(ranks > 1, (busiest + (dp - 1) * pre) / dp, busiest)
-        g, d, pr, h = _gpu_step_s(ctx, tp, dp, ep, b, dec, busiest + 0 * pre, context, moe, pp)
+        g, d, pr, h = _gpu_step_s(ctx, tp, dp, ep, b, dec, busiest + 0 * pre, context, moe, pp, busy=busy)
         g = np.maximum(g, t_floor)                     # offloaded weights stream in no faster (serving_offload)
         acc[0], acc[1], acc[3], acc[4] = acc[0] + p * np.maximum(g, t_host), acc[1] + p * g, acc[3] + p * d, acc[4] + p * h
         acc[2] = {k: acc[2].get(k, 0.0) + p * v for k, v in pr.items()}
@@ -245,24 +252,27 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     off = np.asarray(c.get("offload", 0.0), float)        # share of layer weights in host memory (serving_offload)
     r = tp * dp                                           # GPUs per pipeline stage (the replica: r x pp)
     t_stream = offl.stream_s(ctx, tp, r, pp, off, ctx.host_link_efficiency)
-    b_mean = conc / (rep * dp * pp)                       # sequences per attention rank and micro-batch
-    # fewer sequences than ranks x micro-batches: a busy rank holds a whole sequence and the rest idle, so the
-    # iteration is that of one sequence and only the busy share of the slots emits tokens
+    # sequences per attention rank and micro-batch: spread over the replicas, then over a replica's ranks x
+    # micro-batches; with fewer sequences than that, a busy rank holds a whole sequence and the rest idle (their
+    # experts carry nothing), so the iteration is that of one sequence and only the busy slots emit tokens
+    per_replica = np.where(conc > 0.0, np.maximum(conc / rep, 1.0), 0.0)
+    b_mean = per_replica / (dp * pp)
     b = np.where(b_mean > 0.0, np.maximum(b_mean, 1.0), b_mean)
-    busy = np.where(b > 0.0, b_mean / np.where(b > 0.0, b, 1.0), 1.0)
+    busy = np.where(b > 0.0, b_mean / np.where(b > 0.0, b, 1.0), 1.0)   # share of a busy replica's slots in use
+    emitting = np.where(b > 0.0, conc / (rep * dp * pp) / np.where(b > 0.0, b, 1.0), 1.0)   # of all slots
     dec, pre, context = _token_mix(ctx, b)
     # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
     t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
     if ctx.mode == "aggregated":
         t_step, t_gpu, parts, t_dense, t_head = _aggregated_step(ctx, tp, dp, ep, b, dec, pre, context, t_host, pp,
-                                                                 t_stream)
+                                                                 t_stream, busy)
     else:
-        t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context, pp=pp)
+        t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context, pp=pp, busy=busy)
         t_gpu = np.maximum(t_gpu, t_stream)
         t_step = np.maximum(t_gpu, t_host)
     # TTFT: one iteration that carries a whole prompt next to the decode batch, through every stage
     ttft_pre = np.maximum(pre, ctx.isl) if ctx.mode != "prefill" else pre
-    t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context, pp=pp, through=True)[0]
+    t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context, pp=pp, through=True, busy=busy)[0]
     t_ttft = np.maximum(np.maximum(t_ttft_gpu, pp * t_stream), t_host)
     w, kv, work = pipe.memory_bytes(ctx, tp, r, b, dec, pre, pp)
     w = w + offl.staged_weight_bytes(ctx, tp, r, pp, off)
@@ -271,7 +281,7 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
     L = float(s.layers)
     return {"step_s": t_step, "ttft_s": t_ttft, "gpu_step_s": t_gpu + 0 * t_step, "host_s": t_host + 0 * t_step,
-            "output_tokens_per_s_per_gpu": tokens_per_step * busy * dp / (t_step * r * pp),
+            "output_tokens_per_s_per_gpu": tokens_per_step * emitting * dp / (t_step * r * pp),
             "tokens_per_s_per_user": np.where(ctx.mode == "prefill", ctx.isl, 1.0) / (pp * t_step),
             "memory_per_gpu_bytes": mem, "weights_bytes": w + 0 * mem,
             "kv_cache_bytes": kv + 0 * mem, "workspace_bytes": work + 0 * mem, "usable_bytes": usable,
@@ -360,7 +370,8 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
     c = candidates(ctx, gpus, fixed)
     if len(c["tp"]) == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed}: tp must divide heads={ctx.s.heads} "
-                         f"and fit in the NVLink domain ({ctx.domain}), tp x dp x pp must divide gpus")
+                         f"and fit in the NVLink domain ({ctx.domain}; a tp you fix may span whole domains), "
+                         f"tp x dp x pp must divide gpus")
     return gpus, ctx, offl.with_offload(ctx, c, lambda cand: max_concurrency(ctx, cand).max() >= 1)
 
 

@@ -142,9 +142,12 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
         active = max(min(rep * dp * pp, math.floor(batch[j])), 1)
         n = math.ceil(requests / active)
 
-        def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp, t_stream=t_stream):
+        # the share of a busy replica's slots in use (the experts of idle attention ranks carry nothing)
+        busy = min(max(active / rep, 1.0) / (dp * pp), 1.0)
+
+        def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp, t_stream=t_stream, busy=busy):
             t_host = kern.host_time_s(d + p / ctx.isl, ctx.host_step_s, ctx.host_per_sequence_s)
-            t_gpu = np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x, pp=pp)[0], t_stream)   # offloaded weights
+            t_gpu = np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x, pp=pp, busy=busy)[0], t_stream)   # offload
             return pp * np.maximum(t_gpu, t_host)
 
         slot_batch = max(math.floor(batch[j] / active), 1)

@@ -10,7 +10,9 @@ search adds ``pp > 1`` where each stage fills whole NVLink domains ("the tensor 
 the number of GPUs you want to use in each node, and the pipeline parallel size is the number of
 nodes", vLLM docs, *Distributed inference and serving*), which is what serves a model whose weights
 do not fit in one domain (Llama 3.1 405B in BF16 on two 8-GPU H100 nodes: TP8 x PP2). A caller's
-``pp`` is honoured inside a domain too.
+``pp`` is honoured inside a domain too, and a caller's ``tp`` across whole domains (SGLang's and vLLM's
+documented ``--tp 16`` over two 8-GPU nodes; its all-reduce crosses the NICs,
+:func:`serving_kernels.tp_all_reduce_s`): the search never picks it.
 
 **Why MLA models want attention-DP + EP.** MLA's KV cache is one latent per token shared by all
 heads (DeepSeek-V2, arXiv 2405.04434 section 2.1.2), so tensor parallelism cannot shard it: a TP

@@ -45,7 +45,7 @@ from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
-           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens",
+           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens", "graph_cap",
            "adp_balanced", "finetune_setting", "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp")
@@ -105,23 +105,36 @@ def is_trtllm_bench(scheduler: str) -> bool:
     return scheduler.startswith("trtllm-bench")
 
 
-def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens):
+def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf):
     """Decode tokens per attention rank that an iteration's GEMMs, collectives and elementwise kernels process.
 
-    Under ``trtllm-bench`` an iteration with no prompt tokens (``prefill_tokens`` 0) of at most the largest
-    captured batch replays the CUDA graph of the next size in :data:`TRTLLM_BENCH_GRAPH_BATCH_SIZES`: the
-    dummy requests that fill it run every linear layer, the router, the experts and the collectives, but
-    hold one token of KV cache, so the attention core still reads only the real sequences' context (the
-    caller keeps ``decode_tokens`` for it). Iterations that prefill run eagerly on the real batch; other
-    schedulers pad nothing (engines left at their defaults capture fine-grained sizes or run eagerly)."""
+    Under ``trtllm-bench`` an iteration with no prompt tokens (``prefill_tokens`` 0) replays the CUDA graph of
+    the next captured batch size: :data:`TRTLLM_BENCH_GRAPH_BATCH_SIZES` up to ``cap``, the largest pure-decode
+    batch the executor admits (``min(max_batch_size, max_num_tokens)`` per rank, :func:`graph_cap`), which
+    TensorRT-LLM adds as the last size when the list runs past it (``_filter_cuda_graph_batch_sizes``,
+    tensorrt_llm/_torch/pyexecutor/model_engine.py: "padding to max_cuda_graph_bs is acceptable"). The dummy
+    requests that fill it run every linear layer, the router, the experts and the collectives, but hold one
+    token of KV cache, so the attention core still reads only the real sequences' context (the caller keeps
+    ``decode_tokens`` for it). Iterations that prefill run eagerly on the real batch; other schedulers pad
+    nothing (engines left at their defaults capture fine-grained sizes or run eagerly)."""
     d = np.asarray(decode_tokens, float)
     if scheduler != "trtllm-bench":
         return d
     sizes = np.asarray(TRTLLM_BENCH_GRAPH_BATCH_SIZES, float)
+    cap = np.asarray(cap, float)
     whole = np.ceil(d - 1e-9)                           # a mean batch of 640.2 sequences fills 641 slots
-    nxt = sizes[np.minimum(np.searchsorted(sizes, whole), sizes.size - 1)]
-    graph = (np.asarray(prefill_tokens, float) == 0.0) & (d > 0.0) & (whole <= sizes[-1])
+    nxt = np.minimum(sizes[np.minimum(np.searchsorted(sizes, whole), sizes.size - 1)], cap)
+    graph = (np.asarray(prefill_tokens, float) == 0.0) & (d > 0.0) & (whole <= np.minimum(sizes[-1], cap))
     return np.where(graph, np.maximum(nxt, d), d)
+
+
+def graph_cap(ctx, tp, dp, pp=1.0):
+    """The largest CUDA-graph batch of a pure-decode iteration per attention rank: ``min(max_batch_size,
+    max_num_tokens)`` of :func:`limits` under ``trtllm-bench`` (no draft tokens), else unbounded."""
+    if ctx.scheduler != "trtllm-bench":
+        return np.inf
+    seqs, tokens = limits(ctx, tp, dp, pp)
+    return np.minimum(seqs, tokens)
 
 
 def adp_balanced(scheduler: str) -> bool:
