@@ -252,14 +252,10 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     off = np.asarray(c.get("offload", 0.0), float)        # share of layer weights in host memory (serving_offload)
     r = tp * dp                                           # GPUs per pipeline stage (the replica: r x pp)
     t_stream = offl.stream_s(ctx, tp, r, pp, off, ctx.host_link_efficiency)
-    # sequences per attention rank and micro-batch: spread over the replicas, then over a replica's ranks x
-    # micro-batches; with fewer sequences than that, a busy rank holds a whole sequence and the rest idle (their
-    # experts carry nothing), so the iteration is that of one sequence and only the busy slots emit tokens
-    per_replica = np.where(conc > 0.0, np.maximum(conc / rep, 1.0), 0.0)
-    b_mean = per_replica / (dp * pp)
-    b = np.where(b_mean > 0.0, np.maximum(b_mean, 1.0), b_mean)
-    busy = np.where(b > 0.0, b_mean / np.where(b > 0.0, b, 1.0), 1.0)   # share of a busy replica's slots in use
-    emitting = np.where(b > 0.0, conc / (rep * dp * pp) / np.where(b > 0.0, b, 1.0), 1.0)   # of all slots
+    # sequences per attention rank and micro-batch (whole ones on a busy rank) and the busy share of a replica's
+    # slots (serving_schedulers.slot_occupancy); only the busy slots of all replicas emit tokens
+    b, busy = sched.slot_occupancy(conc, rep, dp, pp)
+    emitting = np.where(b > 0.0, conc / (rep * dp * pp) / np.where(b > 0.0, b, 1.0), 1.0)
     dec, pre, context = _token_mix(ctx, b)
     # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
     t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)

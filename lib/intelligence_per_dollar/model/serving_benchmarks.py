@@ -142,8 +142,7 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
         active = max(min(rep * dp * pp, math.floor(batch[j])), 1)
         n = math.ceil(requests / active)
 
-        # the share of a busy replica's slots in use (the experts of idle attention ranks carry nothing)
-        busy = min(max(active / rep, 1.0) / (dp * pp), 1.0)
+        busy = float(sched.slot_occupancy(active, rep, dp, pp)[1])   # idle ranks' experts carry nothing
 
         def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp, t_stream=t_stream, busy=busy):
             t_host = kern.host_time_s(d + p / ctx.isl, ctx.host_step_s, ctx.host_per_sequence_s)

@@ -45,7 +45,7 @@ from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
-           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens", "graph_cap",
+           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens", "graph_cap", "slot_occupancy",
            "adp_balanced", "finetune_setting", "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp")
@@ -126,6 +126,16 @@ def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.in
     nxt = np.minimum(sizes[np.minimum(np.searchsorted(sizes, whole), sizes.size - 1)], cap)
     graph = (np.asarray(prefill_tokens, float) == 0.0) & (d > 0.0) & (whole <= np.minimum(sizes[-1], cap))
     return np.where(graph, np.maximum(nxt, d), d)
+
+
+def slot_occupancy(sequences, replicas, dp, pp=1.0):
+    """(sequences on a busy attention rank and micro-batch slot, share of a busy replica's slots in use) for
+    ``sequences`` in flight: they spread over the replicas, then over a replica's ``dp x pp`` slots; with fewer
+    sequences than that, a busy slot holds a whole sequence and the others idle (their experts carry nothing)."""
+    n = np.asarray(sequences, float)
+    per_slot = np.where(n > 0.0, np.maximum(n / replicas, 1.0), 0.0) / (np.asarray(dp, float) * pp)
+    return np.where(per_slot > 0.0, np.maximum(per_slot, 1.0), per_slot), np.where(per_slot > 0.0,
+                                                                                   np.minimum(per_slot, 1.0), 1.0)
 
 
 def graph_cap(ctx, tp, dp, pp=1.0):
