@@ -122,3 +122,61 @@ def test_spread_is_validated():
     with pytest.raises(ValueError, match="dataset='nope'"):
         __import__("intelligence_per_dollar.sources.workloads", fromlist=["x"]).length_sample("nope")
 
+
+
+def test_sharegpt_file_is_vllms_default_sample():
+    """data/workloads/lengths/sharegpt-vllm.csv: the first 1,000 requests are what `vllm bench serve --dataset-name
+    sharegpt` sends by default; their prompts sum to the 215,196 tokens vLLM prints for that run with a Llama 3.1
+    tokenizer (vllm-project/vllm issue 7567), an independent check of the file. Its outputs obey vLLM's sampling rules."""
+    from intelligence_per_dollar.sources import workloads
+    ins, outs = (np.asarray(v) for v in workloads.length_sample("sharegpt-vllm"))
+    assert len(outs) == 2308 and ins[:1000].sum() == 215196
+    assert outs.min() >= 4 and ins.min() >= 4 and ins.max() <= 1024 and (ins + outs).max() <= 2048
+    mean, cv = sl.spread(outs)
+    assert mean == pytest.approx(203.7, abs=0.1) and cv == pytest.approx(1.02, abs=0.005)
+
+
+def test_a_dataset_gives_its_own_shape_rescaled_to_the_mean():
+    x = sl.lengths(400, 0.0, None, 2308, "sharegpt-vllm")
+    outs = np.sort(np.asarray(__import__("intelligence_per_dollar.sources.workloads",
+                                         fromlist=["x"]).length_sample("sharegpt-vllm")[1], float))
+    assert x.mean() == pytest.approx(400, rel=3e-3)
+    # every request of the file, rescaled by 400 / its mean: the same spread and the same longest request
+    assert x.std() / x.mean() == pytest.approx(outs.std() / outs.mean(), rel=1e-2)
+    assert x.max() == pytest.approx(outs.max() * 400 / outs.mean(), rel=1e-2)
+    # ShareGPT's tail is thinner than a log-normal's of the same spread: fewer requests past 5x the mean
+    logn = sl.lengths(400, float(outs.std() / outs.mean()), None, 2308)
+    assert (x > 2000).sum() < (logn > 2000).sum()
+    # a cap clips the rescaled lengths and the mean still holds
+    y = sl.lengths(400, 0.0, 1200, 1000, "sharegpt-vllm")
+    assert y.max() <= 1200 and y.mean() == pytest.approx(400, rel=5e-3)
+
+
+def test_a_dataset_burst_drains_on_its_tail():
+    """A 1,000-request burst over ShareGPT's lengths ends on its longest answers, so it runs below the same burst of one
+    length, and its steady state holds the length-biased context (E[L^2] / E[L] above the mean)."""
+    kw = dict(parallelism={"tp": 1}, requests=1000)
+    one = inf.estimate(LLAMA70, "H200", 1, "fp8", 215, 200, **kw).output_tokens_per_s_per_gpu
+    ds = inf.estimate(LLAMA70, "H200", 1, "fp8", 215, 200, output_dataset="sharegpt-vllm", **kw)
+    assert ds.output_tokens_per_s_per_gpu < 0.9 * one
+    assert sl.in_flight_final_tokens(200, 0.0, None, "sharegpt-vllm") == pytest.approx(200 * (1 + 1.02 ** 2), rel=0.02)
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(output_dataset="nope"), "output_dataset='nope' has no length file"),
+                                    (dict(output_dataset="sharegpt-vllm", output_tokens_cv=0.5),
+                                     "cannot go with output_dataset"),
+                                    (dict(output_dataset=3), "output_dataset=3")])
+def test_output_dataset_is_validated(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        inf.estimate(LLAMA70, "H200", 2, "fp8", 1000, 1000, **kw)
+
+
+def test_run_rows_name_a_dataset_with_a_length_file(tmp_path):
+    from intelligence_per_dollar.sources import io as sio, runs
+    rows = [c for c in runs.inference_runs() if c["output_dataset"]]
+    assert len(rows) >= 10 and all(c["output_dataset"] == "sharegpt-vllm" and c["output_tokens_cv"] == 0 for c in rows)
+    text = sio.data_path("runs", "inference_runs.csv").read_text().replace(",sharegpt-vllm\n", ",sharegpt\n", 1)
+    bad = tmp_path / "runs.csv"
+    bad.write_text(text)
+    with pytest.raises(sio.DataError, match="'sharegpt' has no length file"):
+        runs.inference_runs(bad)

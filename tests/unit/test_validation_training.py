@@ -36,9 +36,10 @@ def test_held_out_cases_median(table):
     logs, Megatron-MoE-ModelZoo Qwen3-235B, Megatron-LM's DeepSeek-V3 on GB200) and 8.0% (set 9: MLPerf Training v6.0
     logs), 6.9% (set 10: more MLPerf Training v6.0 logs, other submitters) and 13.4% (set 11: FlagPerf/FlagScale's
     Megatron launch scripts, MLPerf v5.1 Nebius), 9.0% (set 12: MLPerf v5.1 Dell and Nebius B200) and 7.2% (set 13:
-    MLPerf v5.1 Supermicro, HPE and Cisco) when merged; all 206: 11.0%."""
+    MLPerf v5.1 Supermicro, HPE and Cisco) and 2.4% (set 14: MLPerf v5.1 Lambda's NVL72 rack, v6.0 HPE B200/GB300)
+    when merged; all 211: 10.9%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 206 and held.error.abs().median() <= 0.12
+    assert len(held) == 211 and held.error.abs().median() <= 0.12
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -99,7 +100,11 @@ def test_held_out_cases_median(table):
     # set 13, merged at its blind error: one B200 node within 1%; 64 H200 over InfiniBand 14% short and Cisco's 128 H100
     # in v5.1 37% short (the same system's v6.0 step, set 10, is 28% faster: -14%)
     ("heldout13-mlperf51-supermicro", 0.01, 0.01), ("heldout13-mlperf51-hpe-h200", 0.14, 0.14),
-    ("heldout13-mlperf51-cisco-h100", 0.37, 0.37)])
+    ("heldout13-mlperf51-cisco-h100", 0.37, 0.37),
+    # set 14, merged at its blind error: HPE's 16-32 B200/GB300 within 5%; Lambda's 72 GB300 in one NVL72 rack (CP2, one
+    # micro-batch of 4,096 tokens per GPU) 21% short: the strong-scaling miss without an inter-node network
+    ("heldout14-mlperf60-hpe-multinode", 0.04, 0.05), ("heldout14-mlperf60-hpe-gptoss", 0.02, 0.02),
+    ("heldout14-mlperf51-lambda-gb300", 0.21, 0.21)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

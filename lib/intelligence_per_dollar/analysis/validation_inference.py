@@ -92,8 +92,10 @@ def _engine_kwargs(case: dict, scenario: str) -> dict:
 
 
 def _length_kwargs(case: dict) -> dict:
-    """``output_tokens_cv`` / ``output_tokens_max`` of a case's dataset (0 / None: one output length)."""
-    return dict(output_tokens_cv=case.get("output_tokens_cv") or 0.0, output_tokens_max=case.get("output_tokens_max"))
+    """``output_tokens_cv`` / ``output_tokens_max`` / ``output_dataset`` of a case's dataset (0 / None / None: one
+    output length)."""
+    return dict(output_tokens_cv=case.get("output_tokens_cv") or 0.0, output_tokens_max=case.get("output_tokens_max"),
+                output_dataset=case.get("output_dataset"))
 
 
 def is_max_load(case: dict) -> bool:

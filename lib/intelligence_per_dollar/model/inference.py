@@ -352,7 +352,7 @@ class Estimate:
 
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
            comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None), weight_offload=False,
-           output_spread=(0.0, None)):
+           output_spread=(0.0, None, None)):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
     precision = hardware.precision_id(precision, "precision", sctx.PRECISIONS)
     kv_precision = None if kv_precision is None else hardware.precision_id(kv_precision, "kv_precision", sctx.PRECISIONS)
@@ -402,7 +402,8 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              comm_overlap: bool = False, implementation: str = "engine", scheduler: str = "physics",
              requests: int | None = None, max_batch_size: int | None = None,
              max_num_tokens: int | None = None, weight_offload: bool | float | None = None,
-             output_tokens_cv: float = 0.0, output_tokens_max: int | None = None) -> Estimate:
+             output_tokens_cv: float = 0.0, output_tokens_max: int | None = None,
+             output_dataset: str | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
@@ -416,10 +417,13 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     streamed from host memory (:mod:`serving_offload`; None: only if nothing fits otherwise and the host link is
     NVLink-C2C; True: searched on any host link; a number in (0, 1]: that share; False: never).
     ``output_tokens_cv`` / ``output_tokens_max``: how much output lengths vary around ``output_tokens`` and their
-    cap (:mod:`serving_lengths`; 0 / None: every request has ``output_tokens``)."""
+    cap (:mod:`serving_lengths`; 0 / None: every request has ``output_tokens``). ``output_dataset``: a dataset
+    whose own per-request lengths vary instead (``"sharegpt-vllm"``: ShareGPT as ``vllm bench serve`` samples
+    it), rescaled to mean ``output_tokens``; ``output_tokens_cv`` must then stay 0."""
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
-                          (max_batch_size, max_num_tokens), weight_offload, (output_tokens_cv, output_tokens_max))
+                          (max_batch_size, max_num_tokens), weight_offload,
+                          (output_tokens_cv, output_tokens_max, output_dataset))
     requests = bench.check_requests(requests, ctx)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
@@ -463,7 +467,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
              scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
              envelope: bool = True, weight_offload: bool | float | None = None, output_tokens_cv: float = 0.0,
-             output_tokens_max: int | None = None):
+             output_tokens_max: int | None = None, output_dataset: str | None = None):
     """The throughput-interactivity frontier (``envelope=False``: every layout and concurrency that fits,
     before the Pareto envelope is taken, for filters on other axes such as TTFT, :mod:`serving_slo`).
 
@@ -476,11 +480,12 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
     and NaN metrics. Columns: :data:`FRONTIER_COLUMNS` (``offload``: the share of the layer weights streamed from
     host memory). ``max_batch_size``, ``max_num_tokens``, ``weight_offload``, ``output_tokens_cv``,
-    ``output_tokens_max``: as in :func:`estimate`.
+    ``output_tokens_max``, ``output_dataset``: as in :func:`estimate`.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
-                          (max_batch_size, max_num_tokens), weight_offload, (output_tokens_cv, output_tokens_max))
+                          (max_batch_size, max_num_tokens), weight_offload,
+                          (output_tokens_cv, output_tokens_max, output_dataset))
     checks.boolean("envelope", envelope)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:

@@ -114,9 +114,9 @@ def check_requests(requests, ctx) -> int | None:
 def slot_lengths(ctx, n: int):
     """Output lengths of the ``n`` requests one slot serves, in admission order: None when every request has
     ``OSL``, else ``n`` quantiles of the length distribution in a well-mixed order (:mod:`serving_lengths`)."""
-    if ctx.osl_cv == 0.0:
+    if ctx.osl_cv == 0.0 and ctx.osl_dataset is None:
         return None
-    return lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, n)[lengths.admission_order(n)]
+    return lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, n, ctx.osl_dataset)[lengths.admission_order(n)]
 
 
 def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Callable) -> np.ndarray:

@@ -126,9 +126,10 @@ def _param_totals(s: models.ModelSpec) -> dict[str, float]:
 
 def context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
              comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None),
-             weight_offload=False, output_spread=(0.0, None)) -> kern.Context:
+             weight_offload=False, output_spread=(0.0, None, None)) -> kern.Context:
     """The :class:`serving_kernels.Context` of one case; ``output_spread``: (``output_tokens_cv``,
-    ``output_tokens_max``) of the output-length distribution (:mod:`serving_lengths`; (0, None): one length)."""
+    ``output_tokens_max``, ``output_dataset``) of the output-length distribution (:mod:`serving_lengths`;
+    (0, None, None): one length)."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
@@ -139,7 +140,8 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     osl = checks.positive_int("output_tokens", output_tokens)
     max_bs, max_tok = sched.check_limits(*limits, isl, scheduler)
     osl_cv, osl_max = lengths.check_cv(output_spread[0]), lengths.check_max(output_spread[1], osl)
-    lengths.in_flight_final_tokens(osl, osl_cv, osl_max)          # refuses a cv the cap cannot reach
+    osl_dataset = lengths.check_dataset(output_spread[2], osl_cv)
+    lengths.in_flight_final_tokens(osl, osl_cv, osl_max, osl_dataset)   # refuses a cv the cap cannot reach
     dense, attention = dense_weight_precision(s, precision), attention_weight_precision(s, precision)
     run, expert_run, attention_run = (_run_precision(acc, p) for p in (dense, precision, attention))
     ceil = efficiency.ceilings(acc, scenario)
@@ -165,4 +167,5 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         prefill_chunk_tokens=np.inf if bench else assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
         max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
         host_link_efficiency=assumed("host_link_efficiency", scenario),
-        memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max)
+        memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max,
+        osl_dataset=osl_dataset)

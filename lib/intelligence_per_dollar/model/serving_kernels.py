@@ -95,16 +95,17 @@ class Context:
     memory_fraction: float = 0.90      # share of the device memory the engine fills (serving_memory_fraction)
     osl_cv: float = 0.0                # coefficient of variation of the output lengths (serving_lengths)
     osl_max: int | None = None         # the output-length cap (None: none)
+    osl_dataset: str | None = None     # a dataset whose own output lengths vary (serving_lengths; None: log-normal)
 
     @property
     def decode_position_tokens(self) -> float:
         """Mean tokens generated so far by a running sequence (``OSL / 2`` with one length; serving_lengths)."""
-        return lengths.in_flight_position_tokens(self.osl, self.osl_cv, self.osl_max)
+        return lengths.in_flight_position_tokens(self.osl, self.osl_cv, self.osl_max, self.osl_dataset)
 
     @property
     def reserved_output_tokens(self) -> float:
         """Output tokens of KV cache a running sequence comes to hold (``OSL`` with one length)."""
-        return lengths.in_flight_final_tokens(self.osl, self.osl_cv, self.osl_max)
+        return lengths.in_flight_final_tokens(self.osl, self.osl_cv, self.osl_max, self.osl_dataset)
 
     @property
     def expert_bytes(self) -> float:

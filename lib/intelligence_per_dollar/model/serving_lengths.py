@@ -20,6 +20,13 @@ as generation stops there, its scale set so the clipped mean is ``OSL``):
   admitted in a fixed, well-mixed order (:func:`admission_order`, a golden-ratio stride through the sorted
   lengths: no random seed, long requests spread evenly over the run), as an engine that cannot know output
   lengths in advance admits them.
+
+**A dataset's own lengths** (``dataset``, a per-request file in ``data/workloads/lengths/``): where a benchmark samples a
+public dataset whose lengths are known per request, its empirical distribution replaces the log-normal. ShareGPT as
+vLLM's benchmark samples it (``sharegpt-vllm``: mean ~200 output tokens, cv 1.0) has a thinner tail than a log-normal
+of the same cv (0.3% of requests at 1,000 tokens or more against 0.9%), and the tail sets how long a finite run
+drains. The file's lengths are rescaled so that their mean (clipped at ``max``) is ``OSL``: a benchmark counts tokens
+with the served model's tokenizer, whose counts differ from the file's by a common factor; the shape is kept.
 """
 
 from __future__ import annotations
@@ -30,10 +37,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from intelligence_per_dollar.sources import checks
+from intelligence_per_dollar.sources import checks, workloads
 
-__all__ = ["check_cv", "check_max", "spread", "lengths", "admission_order", "in_flight_position_tokens",
-           "in_flight_final_tokens"]
+__all__ = ["check_cv", "check_max", "check_dataset", "spread", "lengths", "admission_order",
+           "in_flight_position_tokens", "in_flight_final_tokens"]
 
 #: Quantiles the in-flight moments are taken over (the distribution is smooth; more changes < 0.1%).
 MOMENT_POINTS = 4096
@@ -65,6 +72,35 @@ def check_max(max_tokens, mean_tokens: int) -> int | None:
         raise ValueError(f"output_tokens_max={m} is below output_tokens={mean_tokens}: the cap cannot be below "
                          f"the mean output length")
     return m
+
+
+def check_dataset(dataset, cv: float = 0.0) -> str | None:
+    """``output_dataset``: None or a dataset with a per-request length file (``data/workloads/lengths/``); its
+    lengths fix the spread, so ``output_tokens_cv`` must then be 0."""
+    if dataset is None:
+        return None
+    allowed = workloads.length_sample_names()
+    if not isinstance(dataset, str) or dataset not in allowed:
+        raise ValueError(f"output_dataset={dataset!r} has no length file; allowed: None, {', '.join(allowed)}")
+    if cv:
+        raise ValueError(f"output_tokens_cv={cv} cannot go with output_dataset={dataset!r}: the dataset's own "
+                         f"lengths fix the spread (leave output_tokens_cv at 0)")
+    return dataset
+
+
+@functools.lru_cache(maxsize=8)
+def _dataset_sorted(dataset: str) -> np.ndarray:
+    """The dataset's output lengths, sorted (floats)."""
+    return np.sort(np.asarray(workloads.length_sample(dataset)[1], float))
+
+
+def _dataset_values(dataset: str, mean: float, cap: float | None, n: int) -> np.ndarray:
+    """``n`` sorted lengths: mid-quantiles ``(i + 1/2) / n`` of the dataset's empirical distribution, rescaled so
+    that the whole file's lengths clipped at ``cap`` average ``mean`` (module docstring), clipped at ``cap``."""
+    x = _dataset_sorted(dataset)
+    scale = _scale(x, mean, cap)
+    q = x[np.minimum(((np.arange(n) + 0.5) / n * x.size).astype(int), x.size - 1)] * scale
+    return np.minimum(q, cap) if cap is not None else q
 
 
 @functools.lru_cache(maxsize=16)
@@ -116,18 +152,20 @@ def _shape(mean: float, cv: float, cap: float | None) -> tuple[float, float]:
     return hi, _scale(q(hi), mean, cap)
 
 
-def _clipped(mean: float, cv: float, cap: float | None, n: int) -> np.ndarray:
-    """``n`` sorted lengths (floats) of the fitted distribution (:func:`_shape`): the same distribution for every
-    ``n``, fitted once."""
+def _clipped(mean: float, cv: float, cap: float | None, n: int, dataset: str | None = None) -> np.ndarray:
+    """``n`` sorted lengths (floats) of the fitted distribution (:func:`_shape`; a dataset's own lengths when
+    ``dataset`` is given): the same distribution for every ``n``, fitted once."""
+    if dataset is not None:
+        return _dataset_values(dataset, mean, cap, n)
     if cv == 0.0:
         return np.full(n, float(mean))
     return _values(*_shape(mean, cv, cap), cap, n)
 
 
-def lengths(mean_tokens: int, cv: float, max_tokens: int | None, n: int) -> np.ndarray:
+def lengths(mean_tokens: int, cv: float, max_tokens: int | None, n: int, dataset: str | None = None) -> np.ndarray:
     """``n`` output lengths (whole tokens >= 1, sorted) of the length distribution (module docstring)."""
     n = checks.positive_int("n", n)
-    x = _clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), n)
+    x = _clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), n, check_dataset(dataset, cv))
     return np.maximum(np.rint(x), 1.0).astype(int)
 
 
@@ -142,26 +180,29 @@ def admission_order(n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _moments(mean_tokens: int, cv: float, max_tokens: int | None) -> tuple[float, float]:
+def _moments(mean_tokens: int, cv: float, max_tokens: int | None, dataset: str | None = None) -> tuple[float, float]:
     """(E[L], E[L^2]) of the distribution on :data:`MOMENT_POINTS` quantiles (cached: the serving model asks for
     them on every evaluation)."""
-    x = _clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), MOMENT_POINTS)
+    x = _clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), MOMENT_POINTS,
+                 check_dataset(dataset, cv))
     return float(x.mean()), float((x * x).mean())
 
 
-def in_flight_position_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | None = None) -> float:
+def in_flight_position_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | None = None,
+                              dataset: str | None = None) -> float:
     """Mean decode position (tokens generated so far) of a running sequence of a full batch in steady state:
     ``E[L^2] / (2 E[L])``, ``OSL / 2`` with one length (module docstring)."""
-    if cv == 0.0:
+    if cv == 0.0 and dataset is None:
         return mean_tokens / 2.0
-    m1, m2 = _moments(mean_tokens, cv, max_tokens)
+    m1, m2 = _moments(mean_tokens, cv, max_tokens, dataset)
     return m2 / (2.0 * m1)
 
 
-def in_flight_final_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | None = None) -> float:
+def in_flight_final_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | None = None,
+                           dataset: str | None = None) -> float:
     """Expected final output length of a running sequence (the KV cache it comes to hold): ``E[L^2] / E[L]``,
     ``OSL`` with one length."""
-    if cv == 0.0:
+    if cv == 0.0 and dataset is None:
         return float(mean_tokens)
-    m1, m2 = _moments(mean_tokens, cv, max_tokens)
+    m1, m2 = _moments(mean_tokens, cv, max_tokens, dataset)
     return m2 / m1

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from intelligence_per_dollar.sources import io
+from intelligence_per_dollar.sources import io, workloads
 
 __all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "HELD_OUT_TABLES", "inference_runs",
            "training_runs", "weight_sync_runs", "held_out_sets", "is_latency_limited"]
@@ -49,6 +49,22 @@ def _measured_provenance(path: Path, row: int, rec: dict) -> io.Provenance:
 
 def _positive_int(path: Path, row: int, rec: dict, column: str) -> int:
     return int(io.parse_float(path, row, column, rec[column], positive=True))
+
+
+def _output_dataset(path: Path, row: int, rec: dict) -> str | None:
+    """``output_dataset``: empty, or a dataset with a per-request length file; it fixes the spread, so
+    ``output_tokens_cv`` stays empty."""
+    name = rec.get("output_dataset") or None
+    if name is None:
+        return None
+    allowed = workloads.length_sample_names()
+    if name not in allowed:
+        raise io.DataError(f"{path}, row {row}, column 'output_dataset': '{name}' has no length file in "
+                           f"data/workloads/lengths/; allowed: {', '.join(allowed)}")
+    if rec.get("output_tokens_cv"):
+        raise io.DataError(f"{path}, row {row}, column 'output_tokens_cv': '{rec['output_tokens_cv']}' cannot go with "
+                           f"output_dataset '{name}' (the dataset's own lengths fix the spread); allowed: empty")
+    return name
 
 
 def _inference_case(path: Path, row: int, rec: dict) -> dict:
@@ -84,6 +100,8 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
                                  if rec.get("output_tokens_cv") else 0.0),
             "output_tokens_max": _positive_int(path, row, rec, "output_tokens_max") if rec.get("output_tokens_max")
             else None,
+            # optional: a dataset whose per-request lengths (data/workloads/lengths/) give the spread instead
+            "output_dataset": _output_dataset(path, row, rec),
             # optional: the latency limits a run was held to (MLPerf Server: p99 TTFT and TPOT; empty: max load)
             **{k: io.parse_float(path, row, k, rec[k], positive=True) if rec.get(k) else None
                for k in ("ttft_limit_s", "tpot_limit_s")},
