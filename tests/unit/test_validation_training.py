@@ -36,10 +36,11 @@ def test_held_out_cases_median(table):
     logs, Megatron-MoE-ModelZoo Qwen3-235B, Megatron-LM's DeepSeek-V3 on GB200) and 8.0% (set 9: MLPerf Training v6.0
     logs), 6.9% (set 10: more MLPerf Training v6.0 logs, other submitters) and 13.4% (set 11: FlagPerf/FlagScale's
     Megatron launch scripts, MLPerf v5.1 Nebius), 9.0% (set 12: MLPerf v5.1 Dell and Nebius B200) and 7.2% (set 13:
-    MLPerf v5.1 Supermicro, HPE and Cisco) and 2.4% (set 14: MLPerf v5.1 Lambda's NVL72 rack, v6.0 HPE B200/GB300)
-    when merged; all 211: 10.9%."""
+    MLPerf v5.1 Supermicro, HPE and Cisco), 2.4% (set 14: MLPerf v5.1 Lambda's NVL72 rack, v6.0 HPE B200/GB300) and
+    17.2% (set 15: Megatron-Bridge 26.08 and point-release MXFP8 rows, llm-foundry MPT on H100) when merged; all 224:
+    11.5%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 211 and held.error.abs().median() <= 0.12
+    assert len(held) == 224 and held.error.abs().median() <= 0.12
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -104,7 +105,12 @@ def test_held_out_cases_median(table):
     # set 14, merged at its blind error: HPE's 16-32 B200/GB300 within 5%; Lambda's 72 GB300 in one NVL72 rack (CP2, one
     # micro-batch of 4,096 tokens per GPU) 21% short: the strong-scaling miss without an inter-node network
     ("heldout14-mlperf60-hpe-multinode", 0.04, 0.05), ("heldout14-mlperf60-hpe-gptoss", 0.02, 0.02),
-    ("heldout14-mlperf51-lambda-gb300", 0.21, 0.21)])
+    ("heldout14-mlperf51-lambda-gb300", 0.21, 0.21),
+    # set 15, merged at its blind error: Megatron-Bridge 26.08's MXFP8 MoE rows on GB200/GB300 0-20% short; two point
+    # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
+    # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
+    ("heldout15-mbridge2608", 0.11, 0.21), ("heldout15-mbridge-point-releases", 0.40, 0.87),
+    ("heldout15-mpt-h100", 0.25, 0.33)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
@@ -128,7 +134,10 @@ def test_runs_that_ran_are_not_refused(table):
                                                    # per stage, 8 in flight) and Megatron-LM's DeepSeek-V3 on
                                                    # 256 GB200 (PP8 VP4 EP32, selective recompute)
                                                    "mlperf50-h100-llama31-405b-fp8-512",
-                                                   "mcore-dsv3-gb200-mxfp8-256-final"}
+                                                   "mcore-dsv3-gb200-mxfp8-256-final",
+                                                   # set 15: LLM Foundry's MPT-3B in FP8 at 8k sequence on 8 H100,
+                                                   # like MPT-30B above (the stack's FP8 keeps BF16 layer inputs)
+                                                   "mpt-3b-h100-8-fp8-s8192"}
 
 
 @pytest.mark.parametrize("case,peak_gib", [

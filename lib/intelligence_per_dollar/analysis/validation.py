@@ -84,7 +84,8 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout10-mlperf60-llama405b-coreweave", "heldout11-flagperf-mcore", "heldout11-flagperf-flagscale-h800",
                    "heldout11-mlperf51-nebius", "heldout12-mlperf51-dell", "heldout12-mlperf51-nebius-multinode",
                    "heldout13-mlperf51-supermicro", "heldout13-mlperf51-hpe-h200", "heldout13-mlperf51-cisco-h100",
-                   "heldout14-mlperf51-lambda-gb300", "heldout14-mlperf60-hpe-multinode", "heldout14-mlperf60-hpe-gptoss")
+                   "heldout14-mlperf51-lambda-gb300", "heldout14-mlperf60-hpe-multinode", "heldout14-mlperf60-hpe-gptoss",
+                   "heldout15-mbridge2608", "heldout15-mbridge-point-releases", "heldout15-mpt-h100")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
