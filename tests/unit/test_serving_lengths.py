@@ -180,3 +180,15 @@ def test_run_rows_name_a_dataset_with_a_length_file(tmp_path):
     bad.write_text(text)
     with pytest.raises(sio.DataError, match="'sharegpt' has no length file"):
         runs.inference_runs(bad)
+
+
+def test_every_length_file_states_its_source():
+    """Each per-request length file carries its provenance in its header comments: where it was read, when, and its kind."""
+    from intelligence_per_dollar.sources import io as sio, workloads
+    names = workloads.length_sample_names()
+    assert {"mlperf-deepseek-r1", "sharegpt-vllm"} <= set(names)
+    for name in names:
+        head = [l for l in sio.data_path("workloads", "lengths", f"{name}.csv").read_text().splitlines()
+                if l.startswith("#")]
+        text = "\n".join(head)
+        assert "# source_url: https://" in text and "# date_read: 2026-" in text and "kind: measured" in text, name
