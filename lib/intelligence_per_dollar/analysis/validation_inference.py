@@ -165,7 +165,8 @@ def predict_as_user(case: dict, scenario: str = "central") -> float:
     case's model, accelerator, GPU count, precision and lengths and every other argument at its
     default (layouts searched, the default KV precision, the engine-default batch limits, steady
     state rather than the benchmark's finite dataset), taking the largest output tokens/s per GPU. The lengths
-    include how the dataset's output lengths vary (``output_tokens_cv``, ``output_tokens_max``) where it states it."""
+    include how the dataset's output lengths vary (``output_tokens_cv``, ``output_tokens_max``, or the dataset's own
+    per-request lengths, ``output_dataset``) where the case states it."""
     f = inference.frontier(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
                            case["output_tokens"], mode=case["mode"], scenario=scenario, **_length_kwargs(case))
     return float(f["output_tokens_per_s_per_gpu"].max())

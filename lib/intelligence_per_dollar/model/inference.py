@@ -71,8 +71,9 @@ micro-batches, a busy rank holds a whole sequence and the others wait (throughpu
 
 **Pipeline parallelism** (``pp``): stages of whole layers, ``pp`` micro-batches in flight (:mod:`serving_pipeline`).
 **Host offload** (``weight_offload``): part of the layer weights streamed from host memory (:mod:`serving_offload`).
-**Output lengths that vary** (``output_tokens_cv``, ``output_tokens_max``): a full batch holds long requests in
-proportion to their length, so the decode context and the KV cache per sequence grow (:mod:`serving_lengths`).
+**Output lengths that vary** (``output_tokens_cv``, ``output_tokens_max``, or a public dataset's own per-request
+lengths, ``output_dataset``): a full batch holds long requests in proportion to their length, so the decode context
+and the KV cache per sequence grow, and a finite run ends on its longest requests (:mod:`serving_lengths`).
 
 **Capacity.** Weights per GPU (dense weights split by TP and replicated across attention-DP ranks, experts split
 across the replica), the KV cache of every sequence at its *full* length ``ISL + OSL`` (TensorRT-LLM's
@@ -418,8 +419,9 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     NVLink-C2C; True: searched on any host link; a number in (0, 1]: that share; False: never).
     ``output_tokens_cv`` / ``output_tokens_max``: how much output lengths vary around ``output_tokens`` and their
     cap (:mod:`serving_lengths`; 0 / None: every request has ``output_tokens``). ``output_dataset``: a dataset
-    whose own per-request lengths vary instead (``"sharegpt-vllm"``: ShareGPT as ``vllm bench serve`` samples
-    it), rescaled to mean ``output_tokens``; ``output_tokens_cv`` must then stay 0."""
+    whose own per-request lengths vary instead: any file of ``data/workloads/lengths/`` by name (``"sharegpt-vllm"``:
+    ShareGPT as ``vllm bench serve`` samples it; ``"mlperf-deepseek-r1"``), rescaled to mean ``output_tokens``;
+    ``output_tokens_cv`` must then stay 0."""
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
                           (max_batch_size, max_num_tokens), weight_offload,

@@ -114,7 +114,7 @@ def check_requests(requests, ctx) -> int | None:
 def slot_lengths(ctx, n: int):
     """Output lengths of the ``n`` requests one slot serves, in admission order: None when every request has
     ``OSL``, else ``n`` quantiles of the length distribution in a well-mixed order (:mod:`serving_lengths`)."""
-    if ctx.osl_cv == 0.0 and ctx.osl_dataset is None:
+    if lengths.single_length(ctx.osl_cv, ctx.osl_dataset):
         return None
     return lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, n, ctx.osl_dataset)[lengths.admission_order(n)]
 

@@ -24,7 +24,7 @@ as generation stops there, its scale set so the clipped mean is ``OSL``):
 **A dataset's own lengths** (``dataset``, a per-request file in ``data/workloads/lengths/``): where a benchmark samples a
 public dataset whose lengths are known per request, its empirical distribution replaces the log-normal. ShareGPT as
 vLLM's benchmark samples it (``sharegpt-vllm``: mean ~200 output tokens, cv 1.0) has a thinner tail than a log-normal
-of the same cv (0.3% of requests at 1,000 tokens or more against 0.9%), and the tail sets how long a finite run
+of the same cv (0.2% of requests at 1,000 tokens or more against ~1%), and the tail sets how long a finite run
 drains. The file's lengths are rescaled so that their mean (clipped at ``max``) is ``OSL``: a benchmark counts tokens
 with the served model's tokenizer, whose counts differ from the file's by a common factor; the shape is kept.
 """
@@ -37,9 +37,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-from intelligence_per_dollar.sources import checks, workloads
+from intelligence_per_dollar.sources import checks, io, workloads
 
-__all__ = ["check_cv", "check_max", "check_dataset", "spread", "lengths", "admission_order",
+__all__ = ["check_cv", "check_max", "check_dataset", "single_length", "spread", "lengths", "admission_order",
            "in_flight_position_tokens", "in_flight_final_tokens"]
 
 #: Quantiles the in-flight moments are taken over (the distribution is smooth; more changes < 0.1%).
@@ -77,27 +77,31 @@ def check_max(max_tokens, mean_tokens: int) -> int | None:
 def check_dataset(dataset, cv: float = 0.0) -> str | None:
     """``output_dataset``: None or a dataset with a per-request length file (``data/workloads/lengths/``); its
     lengths fix the spread, so ``output_tokens_cv`` must then be 0."""
-    if dataset is None:
+    if workloads.check_length_sample(dataset, "output_dataset", optional=True) is None:
         return None
-    allowed = workloads.length_sample_names()
-    if not isinstance(dataset, str) or dataset not in allowed:
-        raise ValueError(f"output_dataset={dataset!r} has no length file; allowed: None, {', '.join(allowed)}")
     if cv:
         raise ValueError(f"output_tokens_cv={cv} cannot go with output_dataset={dataset!r}: the dataset's own "
                          f"lengths fix the spread (leave output_tokens_cv at 0)")
     return dataset
 
 
+def single_length(cv: float, dataset: str | None = None) -> bool:
+    """Whether every request has the mean output length: no spread (``cv`` 0) and no dataset's own lengths."""
+    return cv == 0.0 and dataset is None
+
+
 @functools.lru_cache(maxsize=8)
-def _dataset_sorted(dataset: str) -> np.ndarray:
-    """The dataset's output lengths, sorted (floats)."""
+def _dataset_sorted(data_dir: str, dataset: str) -> np.ndarray:
+    """The dataset's output lengths, sorted (floats); keyed on the data folder as the file read is."""
     return np.sort(np.asarray(workloads.length_sample(dataset)[1], float))
 
 
-def _dataset_values(dataset: str, mean: float, cap: float | None, n: int) -> np.ndarray:
+def _dataset_values(dataset: str, mean: float, cap: float | None, n: int | None) -> np.ndarray:
     """``n`` sorted lengths: mid-quantiles ``(i + 1/2) / n`` of the dataset's empirical distribution, rescaled so
-    that the whole file's lengths clipped at ``cap`` average ``mean`` (module docstring), clipped at ``cap``."""
-    x = _dataset_sorted(dataset)
+    that the whole file's lengths clipped at ``cap`` average ``mean`` (module docstring), clipped at ``cap``;
+    ``n`` None: every request of the file once."""
+    x = _dataset_sorted(str(io.data_dir()), dataset)
+    n = x.size if n is None else n
     scale = _scale(x, mean, cap)
     q = x[np.minimum(((np.arange(n) + 0.5) / n * x.size).astype(int), x.size - 1)] * scale
     return np.minimum(q, cap) if cap is not None else q
@@ -180,21 +184,29 @@ def admission_order(n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _moments(mean_tokens: int, cv: float, max_tokens: int | None, dataset: str | None = None) -> tuple[float, float]:
-    """(E[L], E[L^2]) of the distribution on :data:`MOMENT_POINTS` quantiles (cached: the serving model asks for
-    them on every evaluation)."""
-    x = _clipped(float(mean_tokens), check_cv(cv), check_max(max_tokens, mean_tokens), MOMENT_POINTS,
-                 check_dataset(dataset, cv))
+def _moments(mean_tokens: int, cv: float, max_tokens: int | None, dataset: str | None = None,
+             data_dir: str | None = None) -> tuple[float, float]:
+    """(E[L], E[L^2]) of the distribution on :data:`MOMENT_POINTS` quantiles, or over every request of a dataset's
+    file (cached, keyed on the data folder for a dataset: the serving model asks for them on every evaluation)."""
+    mean, cap = float(mean_tokens), check_max(max_tokens, mean_tokens)
+    if check_dataset(dataset, cv) is not None:
+        x = _dataset_values(dataset, mean, cap, None)
+    else:
+        x = _clipped(mean, check_cv(cv), cap, MOMENT_POINTS)
     return float(x.mean()), float((x * x).mean())
+
+
+def _moments_now(mean_tokens: int, cv: float, max_tokens: int | None, dataset: str | None) -> tuple[float, float]:
+    return _moments(mean_tokens, cv, max_tokens, dataset, str(io.data_dir()) if dataset is not None else None)
 
 
 def in_flight_position_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | None = None,
                               dataset: str | None = None) -> float:
     """Mean decode position (tokens generated so far) of a running sequence of a full batch in steady state:
     ``E[L^2] / (2 E[L])``, ``OSL / 2`` with one length (module docstring)."""
-    if cv == 0.0 and dataset is None:
+    if single_length(cv, dataset):
         return mean_tokens / 2.0
-    m1, m2 = _moments(mean_tokens, cv, max_tokens, dataset)
+    m1, m2 = _moments_now(mean_tokens, cv, max_tokens, dataset)
     return m2 / (2.0 * m1)
 
 
@@ -202,7 +214,7 @@ def in_flight_final_tokens(mean_tokens: int, cv: float = 0.0, max_tokens: int | 
                            dataset: str | None = None) -> float:
     """Expected final output length of a running sequence (the KV cache it comes to hold): ``E[L^2] / E[L]``,
     ``OSL`` with one length."""
-    if cv == 0.0 and dataset is None:
+    if single_length(cv, dataset):
         return float(mean_tokens)
-    m1, m2 = _moments(mean_tokens, cv, max_tokens, dataset)
+    m1, m2 = _moments_now(mean_tokens, cv, max_tokens, dataset)
     return m2 / m1

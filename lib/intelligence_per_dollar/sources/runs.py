@@ -57,10 +57,10 @@ def _output_dataset(path: Path, row: int, rec: dict) -> str | None:
     name = rec.get("output_dataset") or None
     if name is None:
         return None
-    allowed = workloads.length_sample_names()
-    if name not in allowed:
-        raise io.DataError(f"{path}, row {row}, column 'output_dataset': '{name}' has no length file in "
-                           f"data/workloads/lengths/; allowed: {', '.join(allowed)}")
+    try:
+        workloads.check_length_sample(name, "output_dataset")
+    except ValueError as err:
+        raise io.DataError(f"{path}, row {row}, column 'output_dataset': {err} (or empty)") from None
     if rec.get("output_tokens_cv"):
         raise io.DataError(f"{path}, row {row}, column 'output_tokens_cv': '{rec['output_tokens_cv']}' cannot go with "
                            f"output_dataset '{name}' (the dataset's own lengths fix the spread); allowed: empty")

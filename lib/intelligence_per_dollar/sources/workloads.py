@@ -22,7 +22,7 @@ from typing import Mapping
 
 from intelligence_per_dollar.sources import hardware, io, models
 
-__all__ = ["TrainingWorkload", "RLWorkload", "ServingWorkload", "RL_ALGORITHMS", "SIZING_REGIMES", "WORKLOAD_TYPES",
+__all__ = ["check_length_sample", "TrainingWorkload", "RLWorkload", "ServingWorkload", "RL_ALGORITHMS", "SIZING_REGIMES", "WORKLOAD_TYPES",
            "training", "rl", "serving", "names", "provenance", "length_sample_names", "length_sample"]
 
 #: Ways of sizing a training cluster for a deadline (the model's ``training.REGIMES``): a fixed
@@ -250,10 +250,20 @@ def _length_sample(data_dir: str, name: str) -> tuple[tuple[int, ...], tuple[int
     return ins, outs
 
 
+def check_length_sample(name, param: str = "dataset", optional: bool = False) -> str | None:
+    """``name`` if it names a per-request length file in ``data/workloads/lengths/`` (None too when ``optional``);
+    else a ``ValueError`` naming ``param``, the value and the files there."""
+    if optional and name is None:
+        return None
+    allowed = length_sample_names()
+    if not isinstance(name, str) or name not in allowed:
+        opts = ("None, " if optional else "") + ", ".join(allowed)
+        raise ValueError(f"{param}={name!r} must name a per-request length file in data/workloads/lengths/; "
+                         f"allowed: {opts}")
+    return name
+
+
 def length_sample(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(input lengths, output lengths) in tokens, one per sample, of a dataset in ``data/workloads/lengths/``
     (provenance in the file's header comments)."""
-    allowed = length_sample_names()
-    if name not in allowed:
-        raise ValueError(f"parameter dataset={name!r} has no length file; allowed: {', '.join(allowed)}")
-    return _length_sample(str(io.data_dir()), name)
+    return _length_sample(str(io.data_dir()), check_length_sample(name))
