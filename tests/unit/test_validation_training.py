@@ -37,10 +37,10 @@ def test_held_out_cases_median(table):
     logs), 6.9% (set 10: more MLPerf Training v6.0 logs, other submitters) and 13.4% (set 11: FlagPerf/FlagScale's
     Megatron launch scripts, MLPerf v5.1 Nebius), 9.0% (set 12: MLPerf v5.1 Dell and Nebius B200) and 7.2% (set 13:
     MLPerf v5.1 Supermicro, HPE and Cisco), 2.4% (set 14: MLPerf v5.1 Lambda's NVL72 rack, v6.0 HPE B200/GB300) and
-    17.2% (set 15: Megatron-Bridge 26.08 and point-release MXFP8 rows, llm-foundry MPT on H100) when merged; all 224:
-    11.5%."""
+    17.2% (set 15: Megatron-Bridge 26.08 and point-release MXFP8 rows, llm-foundry MPT on H100) and 6.1% (set 16:
+    MLPerf GPT-3 175B step logs on 64 B200 to 10,752 H100) when merged; all 232: 10.9%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 224 and held.error.abs().median() <= 0.12
+    assert len(held) == 232 and held.error.abs().median() <= 0.12
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -110,7 +110,10 @@ def test_held_out_cases_median(table):
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
     ("heldout15-mbridge2608", 0.11, 0.21), ("heldout15-mbridge-point-releases", 0.41, 0.87),
-    ("heldout15-mpt-h100", 0.25, 0.33)])
+    ("heldout15-mpt-h100", 0.25, 0.33),
+    # set 16, merged at its blind error: MLPerf GPT-3 175B within 1% on 64 B200 and 512 H100 (v4.1) and 10,752 H100 (v4.0);
+    # v3.1's Eos runs (interleave unstated, searched) 7-11% short
+    ("heldout16-mlperf31-gpt3", 0.09, 0.11), ("heldout16-mlperf40-gpt3", 0.01, 0.01), ("heldout16-mlperf41-gpt3", 0.01, 0.06)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
