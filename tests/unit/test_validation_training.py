@@ -38,9 +38,10 @@ def test_held_out_cases_median(table):
     Megatron launch scripts, MLPerf v5.1 Nebius), 9.0% (set 12: MLPerf v5.1 Dell and Nebius B200) and 7.2% (set 13:
     MLPerf v5.1 Supermicro, HPE and Cisco), 2.4% (set 14: MLPerf v5.1 Lambda's NVL72 rack, v6.0 HPE B200/GB300) and
     17.2% (set 15: Megatron-Bridge 26.08 and point-release MXFP8 rows, llm-foundry MPT on H100) and 6.1% (set 16:
-    MLPerf GPT-3 175B step logs on 64 B200 to 10,752 H100) when merged; all 232: 10.9%."""
+    MLPerf GPT-3 175B step logs on 64 B200 to 10,752 H100) and 9.6% (set 17: MLPerf v5.0 Llama 3.1 405B on 512 GB200 and
+    2,048-2,560 H100, v6.0 gpt-oss-20b on 8-72 GB200/GB300) when merged; all 239: 10.8%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 232 and held.error.abs().median() <= 0.12
+    assert len(held) == 239 and held.error.abs().median() <= 0.12
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -113,7 +114,10 @@ def test_held_out_cases_median(table):
     ("heldout15-mpt-h100", 0.25, 0.33),
     # set 16, merged at its blind error: MLPerf GPT-3 175B within 1% on 64 B200 and 512 H100 (v4.1) and 10,752 H100 (v4.0);
     # v3.1's Eos runs (interleave unstated, searched) 7-11% short
-    ("heldout16-mlperf31-gpt3", 0.09, 0.11), ("heldout16-mlperf40-gpt3", 0.01, 0.01), ("heldout16-mlperf41-gpt3", 0.01, 0.06)])
+    ("heldout16-mlperf31-gpt3", 0.09, 0.11), ("heldout16-mlperf40-gpt3", 0.01, 0.01), ("heldout16-mlperf41-gpt3", 0.01, 0.06),
+    # set 17, merged at its blind error: Llama 3.1 405B (MLPerf v5.0) 6-10% short; gpt-oss-20b on 72 GB200/GB300 at one
+    # micro-batch of 8,192 tokens per two GPUs 22-25% short, on 8 GB200 14% (the small-work-per-GPU miss of sets 8-14)
+    ("heldout17-mlperf50-llama405b", 0.07, 0.10), ("heldout17-mlperf60-gptoss20b", 0.23, 0.26)])
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

@@ -86,7 +86,8 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout13-mlperf51-supermicro", "heldout13-mlperf51-hpe-h200", "heldout13-mlperf51-cisco-h100",
                    "heldout14-mlperf51-lambda-gb300", "heldout14-mlperf60-hpe-multinode", "heldout14-mlperf60-hpe-gptoss",
                    "heldout15-mbridge2608", "heldout15-mbridge-point-releases", "heldout15-mpt-h100",
-                   "heldout16-mlperf31-gpt3", "heldout16-mlperf40-gpt3", "heldout16-mlperf41-gpt3")
+                   "heldout16-mlperf31-gpt3", "heldout16-mlperf40-gpt3", "heldout16-mlperf41-gpt3",
+                   "heldout17-mlperf50-llama405b", "heldout17-mlperf60-gptoss20b")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
