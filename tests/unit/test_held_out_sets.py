@@ -47,6 +47,8 @@ def test_prose_reads_the_latest_set():
                       "blind_max": [1.0, 0.2], "cases_now": [20, 8], "median_now": [0.1, 0.08], "max_now": [0.5, 0.2]})
     text = prose.held_out_sets(t, "training", "Training")
     assert "from 8% to 30%" in text and "set 2, was **8.0%** blind over 8 runs" in text
+    one = t.assign(cases_blind=[20, 1])
+    assert "blind over 1 run." in prose.held_out_sets(one, "training", "Training")
     with pytest.raises(ValueError, match="table='serving' has no held-out set"):
         prose.held_out_sets(t, "serving", "Serving")
 

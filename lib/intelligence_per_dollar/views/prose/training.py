@@ -268,7 +268,8 @@ def held_out_sets(t, table: str, label: str) -> str:
     return (f"**Worked number.** {label}: over {len(rows)} held-out sets the median |error| when each was first "
             f"predicted ran from {blind.min():.0%} to {blind.max():.0%} (median of the sets {blind.median():.0%}); "
             f"on the same groups now, {now.min():.0%} to {now.max():.0%} (median {now.median():.0%}). The latest, "
-            f"set {int(last['set'])}, was **{last['blind_median']:.1%}** blind over {int(last['cases_blind'])} runs.")
+            f"set {int(last['set'])}, was **{last['blind_median']:.1%}** blind over {int(last['cases_blind'])} "
+            f"run{'' if int(last['cases_blind']) == 1 else 's'}.")
 
 
 def panel(rows, head: at.Headline, days_grid) -> str:
