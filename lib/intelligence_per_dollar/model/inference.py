@@ -256,7 +256,7 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     # sequences per attention rank and micro-batch (whole ones on a busy rank) and the busy share of a replica's
     # slots (serving_schedulers.slot_occupancy); only the busy slots of all replicas emit tokens
     b, busy = sched.slot_occupancy(conc, rep, dp, pp)
-    emitting = np.where(b > 0.0, conc / (rep * dp * pp) / np.where(b > 0.0, b, 1.0), 1.0)
+    emitting = busy * np.minimum(conc / rep, 1.0)         # busy slots of the replicas that hold any sequence
     dec, pre, context = _token_mix(ctx, b)
     # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
     t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)

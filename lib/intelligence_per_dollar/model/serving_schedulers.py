@@ -45,8 +45,9 @@ from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
-           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench", "graph_padded_tokens", "graph_cap", "slot_occupancy",
-           "adp_balanced", "finetune_setting", "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
+           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench",
+           "graph_padded_tokens", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
+           "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp")
 #: CUDA-graph batch sizes of TensorRT-LLM's performance-overview runs, with ``enable_padding: true``

@@ -22,8 +22,9 @@ from typing import Mapping
 
 from intelligence_per_dollar.sources import hardware, io, models
 
-__all__ = ["check_length_sample", "TrainingWorkload", "RLWorkload", "ServingWorkload", "RL_ALGORITHMS", "SIZING_REGIMES", "WORKLOAD_TYPES",
-           "training", "rl", "serving", "names", "provenance", "length_sample_names", "length_sample"]
+__all__ = ["TrainingWorkload", "RLWorkload", "ServingWorkload", "RL_ALGORITHMS", "SIZING_REGIMES", "WORKLOAD_TYPES",
+           "training", "rl", "serving", "names", "provenance", "length_sample_names", "check_length_sample",
+           "length_sample"]
 
 #: Ways of sizing a training cluster for a deadline (the model's ``training.REGIMES``): a fixed
 #: global batch, or a batch that grows with the cluster (how vendor sizing divides a FLOP budget).
