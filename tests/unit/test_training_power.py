@@ -106,3 +106,49 @@ def test_async_tp_hides_the_forward_only():
     hidden = ctx.ceil.overlap_compute_slowdown / (1 + ctx.ceil.overlap_compute_slowdown) * 2 * t_ar[0]
     assert async_f[0] == pytest.approx(hidden) and async_b[0] == pytest.approx(sync_b[0])
     assert te_f[0] == pytest.approx(hidden) and te_b[0] == pytest.approx(hidden)
+
+
+def test_rows_carry_the_cluster_they_ran_on():
+    """Set 18's clusters differ from the catalogue systems: KempnerForge's H200 nodes hold 4 GPUs
+    (report header '4x NVIDIA H200 (141 GB) per node'), IBM's FSDP runs had 400 Gb/s per 8-A100 node
+    and 800 Gb/s per 8-H100 node (pytorch.org/blog/maximizing-training); the rows say so and
+    validation.accelerator puts it into the accelerator."""
+    cases = {c["id"]: c for c in validation.runs()}
+    kf = validation.accelerator(cases["kforge-h200-llama3-70b-tp4-fsdp8-32"])
+    assert (kf.id, kf.scaleup_domain_gpus, kf.scaleout_bytes_per_s) == ("H200", 4, hardware.get("H200").scaleout_bytes_per_s)
+    assert validation.accelerator(cases["ibm-fsdp-llama2-70b-a100-128"]).scaleout_bytes_per_s == 400e9 / 8 / 8
+    assert validation.accelerator(cases["ibm-fsdp-llama2-70b-h100-96"]).scaleout_bytes_per_s == 800e9 / 8 / 8
+    plain = [c for c in cases.values() if not set(validation.ACCELERATOR_OVERRIDES) & set(c)]
+    assert len(plain) > 200 and all(validation.accelerator(c) == hardware.get(c["accelerator"]) for c in plain)
+
+
+def test_a_smaller_node_or_a_slower_network_slows_sharded_training():
+    """TP4 x FSDP8 of Llama 3.1 70B on 32 H200: with 4-GPU nodes the FSDP gathers and reduce-scatters
+    cross InfiniBand instead of NVLink for half the group, and a NIC a quarter as fast slows them
+    again; the compute part is the same."""
+    h200 = hardware.get("H200")
+    kw = dict(model="Llama-3.1-70B", gpus=32, precision="bf16", seq_len=4096, global_batch_tokens=64 * 4096,
+              parallelism={"tp": 4, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "microbatch": 2, "recompute": "full",
+                           "zero": 3},
+              stack=training.FSDP2)
+    t8 = training.estimate(accelerator=h200, **kw).step_time_s
+    t4 = training.estimate(accelerator=replace(h200, scaleup_domain_gpus=4), **kw).step_time_s
+    slow = training.estimate(accelerator=replace(h200, scaleup_domain_gpus=4,
+                                                 scaleout_bytes_per_s=h200.scaleout_bytes_per_s / 4), **kw).step_time_s
+    assert t8 < t4 < slow
+
+
+@pytest.mark.parametrize("cells, msg", [(",4.5,", "scaleup_domain_gpus.*not a whole number"),
+                                        (",0,", "scaleup_domain_gpus.*positive"),
+                                        (",four,", "scaleup_domain_gpus.*not a number"),
+                                        (",,0", "scaleout_bytes_per_s.*positive"),
+                                        (",,-1e9", "scaleout_bytes_per_s.*positive")])
+def test_cluster_columns_are_validated(tmp_path, cells, msg):
+    from intelligence_per_dollar.sources import io as sio, runs
+    text = sio.data_path("runs", "training_runs.csv").read_text()
+    bad = tmp_path / "runs.csv"
+    line = next(l for l in text.splitlines() if l.startswith("kforge-h200-llama3-70b-tp4-fsdp8-32,"))
+    assert line.endswith(",4,")
+    bad.write_text(text.replace(line, line[:-3] + cells))
+    with pytest.raises(sio.DataError, match=msg):
+        runs.training_runs(tuple(validation.STACKS), bad)

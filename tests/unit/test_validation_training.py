@@ -39,9 +39,11 @@ def test_held_out_cases_median(table):
     MLPerf v5.1 Supermicro, HPE and Cisco), 2.4% (set 14: MLPerf v5.1 Lambda's NVL72 rack, v6.0 HPE B200/GB300) and
     17.2% (set 15: Megatron-Bridge 26.08 and point-release MXFP8 rows, llm-foundry MPT on H100) and 6.1% (set 16:
     MLPerf GPT-3 175B step logs on 64 B200 to 10,752 H100) and 9.6% (set 17: MLPerf v5.0 Llama 3.1 405B on 512 GB200 and
-    2,048-2,560 H100, v6.0 gpt-oss-20b on 8-72 GB200/GB300) when merged; all 239: 10.8%."""
+    2,048-2,560 H100, v6.0 gpt-oss-20b on 8-72 GB200/GB300) when merged; 14.9% blind on set 18 (KempnerForge on 4-GPU
+    H200 nodes, IBM's FSDP on 400 / 800 Gb/s per node), 8.2% once the rows carry their clusters' node size and NICs.
+    All 255 with the non-GEMM kernel floors (compute.kernel_floors_s): 9.8% (10.3% without them)."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 239 and held.error.abs().median() <= 0.12
+    assert len(held) == 255 and held.error.abs().median() <= 0.105
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -85,13 +87,13 @@ def test_held_out_cases_median(table):
     # GPU (TP1 without recompute against TP2 with it; the model gives 1.12x at the same FP8 peak). Blind, with the
     # default Megatron stack: GB300 +25%, GB200 -9% / -5%; with the EP all-to-all overlap and real routing the runs
     # state (stack mlperf-2026-moe): GB300 +12%, GB200 -19% / -16%
-    ("heldout9-mlperf60-dsv3", 0.13, 0.20), ("heldout9-mlperf60-partners", 0.17, 0.17),
+    ("heldout9-mlperf60-dsv3", 0.14, 0.20), ("heldout9-mlperf60-partners", 0.17, 0.17),
     ("heldout9-mlperf60-llama405b", 0.11, 0.17), ("heldout9-mlperf60-gptoss", 0.08, 0.09),
     # set 10, merged at the error it had when first predicted (blind, step times): CoreWeave's DeepSeek-V3 on 2,048-8,192
     # GB300 within 6% with the stack the MLPerf recipe states (mlperf-2026-moe); the miss is again the strong-scaling
     # corner, Llama 3.1 8B on 1,024 GB200 (one sequence per 16 GPUs per step: the model's step is 63% short)
     ("heldout10-mlperf60-llama8b", 0.12, 0.64), ("heldout10-mlperf60-gptoss", 0.21, 0.33),
-    ("heldout10-mlperf60-dsv3-coreweave", 0.04, 0.06), ("heldout10-mlperf60-llama405b-coreweave", 0.02, 0.02),
+    ("heldout10-mlperf60-dsv3-coreweave", 0.05, 0.06), ("heldout10-mlperf60-llama405b-coreweave", 0.02, 0.02),
     # set 11 (blind with the default Megatron-Core stack: FlagPerf +32% to +43%, FlagScale +43% / +91%; merged with the
     # stack their launch scripts state, no TP communication overlap or overlapped gradient reduce): Llama 3 8B at TP2 on
     # 8-16 H100 stays 23-30% over (Megatron-Core 0.6's attention backend is not stated); MLPerf v5.1 Nebius within 2%
@@ -105,19 +107,27 @@ def test_held_out_cases_median(table):
     ("heldout13-mlperf51-cisco-h100", 0.37, 0.37),
     # set 14, merged at its blind error: HPE's 16-32 B200/GB300 within 5%; Lambda's 72 GB300 in one NVL72 rack (CP2, one
     # micro-batch of 4,096 tokens per GPU) 21% short: the strong-scaling miss without an inter-node network
-    ("heldout14-mlperf60-hpe-multinode", 0.04, 0.05), ("heldout14-mlperf60-hpe-gptoss", 0.02, 0.02),
+    ("heldout14-mlperf60-hpe-multinode", 0.04, 0.06), ("heldout14-mlperf60-hpe-gptoss", 0.02, 0.02),
     ("heldout14-mlperf51-lambda-gb300", 0.21, 0.21),
     # set 15, merged at its blind error: Megatron-Bridge 26.08's MXFP8 MoE rows on GB200/GB300 0-20% short; two point
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
-    ("heldout15-mbridge2608", 0.11, 0.21), ("heldout15-mbridge-point-releases", 0.41, 0.87),
+    ("heldout15-mbridge2608", 0.12, 0.22), ("heldout15-mbridge-point-releases", 0.41, 0.87),
     ("heldout15-mpt-h100", 0.25, 0.33),
     # set 16, merged at its blind error: MLPerf GPT-3 175B within 1% on 64 B200 and 512 H100 (v4.1) and 10,752 H100 (v4.0);
     # v3.1's Eos runs (interleave unstated, searched) 7-11% short
-    ("heldout16-mlperf31-gpt3", 0.09, 0.11), ("heldout16-mlperf40-gpt3", 0.01, 0.01), ("heldout16-mlperf41-gpt3", 0.01, 0.06),
+    ("heldout16-mlperf31-gpt3", 0.09, 0.11), ("heldout16-mlperf40-gpt3", 0.01, 0.01), ("heldout16-mlperf41-gpt3", 0.02, 0.07),
     # set 17, merged at its blind error: Llama 3.1 405B (MLPerf v5.0) 6-10% short; gpt-oss-20b on 72 GB200/GB300 at one
     # micro-batch of 8,192 tokens per two GPUs 22-25% short, on 8 GB200 14% (the small-work-per-GPU miss of sets 8-14)
-    ("heldout17-mlperf50-llama405b", 0.07, 0.10), ("heldout17-mlperf60-gptoss20b", 0.23, 0.26)])
+    ("heldout17-mlperf50-llama405b", 0.07, 0.10), ("heldout17-mlperf60-gptoss20b", 0.23, 0.26),
+    # set 18 (blind 10%, 21% and 21%, predicted on 8-GPU nodes and the catalogue's NICs), merged with the clusters the
+    # rows state: KempnerForge's 70B TP4 x FSDP on 4-GPU H200 nodes -28% / -33% -> -5%; IBM's FSDP on 400 / 800 Gb/s per
+    # node 20% / 50% fast -> 11% / 37% (7B at HSDP, recorded as full sharding); one H200 with full recompute 24% slow
+    ("heldout18-kempnerforge-h200", 0.10, 0.25), ("heldout18-kempnerforge-scale", 0.05, 0.18),
+    ("heldout18-ibm-fsdp", 0.10, 0.38)])
+# The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
+# step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
+# Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them.
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
@@ -144,7 +154,10 @@ def test_runs_that_ran_are_not_refused(table):
                                                    "mcore-dsv3-gb200-mxfp8-256-final",
                                                    # set 15: LLM Foundry's MPT-3B in FP8 at 8k sequence on 8 H100,
                                                    # like MPT-30B above (the stack's FP8 keeps BF16 layer inputs)
-                                                   "mpt-3b-h100-8-fp8-s8192"}
+                                                   "mpt-3b-h100-8-fp8-s8192",
+                                                   # set 18: KempnerForge's 8B on one H200 reports 80.7 GB where the
+                                                   # model counts FP32 gradients and Adam states (157 GB)
+                                                   "kforge-h200-llama3-8b-1gpu"}
 
 
 @pytest.mark.parametrize("case,peak_gib", [

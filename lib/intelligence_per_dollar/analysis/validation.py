@@ -87,7 +87,8 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout14-mlperf51-lambda-gb300", "heldout14-mlperf60-hpe-multinode", "heldout14-mlperf60-hpe-gptoss",
                    "heldout15-mbridge2608", "heldout15-mbridge-point-releases", "heldout15-mpt-h100",
                    "heldout16-mlperf31-gpt3", "heldout16-mlperf40-gpt3", "heldout16-mlperf41-gpt3",
-                   "heldout17-mlperf50-llama405b", "heldout17-mlperf60-gptoss20b")
+                   "heldout17-mlperf50-llama405b", "heldout17-mlperf60-gptoss20b",
+                   "heldout18-kempnerforge-h200", "heldout18-kempnerforge-scale", "heldout18-ibm-fsdp")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
@@ -115,12 +116,20 @@ def narayanan_flops_per_iteration(batch_seqs: float, seq_len: float, layers: flo
     return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))
 
 
+#: Row columns that replace the catalogue accelerator's fields (:func:`accelerator`).
+ACCELERATOR_OVERRIDES = ("hbm_bytes", "hbm_bytes_per_s", "scaleup_domain_gpus", "scaleout_bytes_per_s")
+
+
 def accelerator(case: dict) -> hardware.Accelerator:
     """The case's catalogue accelerator, with the HBM capacity and bandwidth of the variant that
     ran where the row gives them (``hbm_bytes``, ``hbm_bytes_per_s``; e.g. torchtitan's Grand Teton
-    H100s: 96 GB HBM2e at 2.4 TB/s instead of the catalogue H100-SXM's 80 GB HBM3 at 3.35 TB/s)."""
+    H100s: 96 GB HBM2e at 2.4 TB/s instead of the catalogue H100-SXM's 80 GB HBM3 at 3.35 TB/s), and
+    the cluster it ran on where that differs from the catalogue system: GPUs per NVLink node
+    (``scaleup_domain_gpus``; e.g. 4-GPU H200 nodes where the catalogue H200 sits in 8-GPU HGX boards)
+    and scale-out NIC bandwidth per GPU, one direction (``scaleout_bytes_per_s``; e.g. IBM's A100 nodes
+    with one 400 Gb/s link per 8 GPUs: 6.25e9 instead of 25e9)."""
     acc = hardware.get(case["accelerator"])
-    return replace(acc, **{k: case[k] for k in ("hbm_bytes", "hbm_bytes_per_s") if k in case})
+    return replace(acc, **{k: case[k] for k in ACCELERATOR_OVERRIDES if k in case})
 
 
 def predict(case: dict, scenario: str = "central") -> tuple[float, training.Estimate]:

@@ -51,6 +51,14 @@ def _positive_int(path: Path, row: int, rec: dict, column: str) -> int:
     return int(io.parse_float(path, row, column, rec[column], positive=True))
 
 
+def _whole_count(path: Path, row: int, rec: dict, column: str) -> int:
+    """A positive whole number (a count of GPUs), refused with the file, row and column otherwise."""
+    v = io.parse_float(path, row, column, rec[column], positive=True, allow_zero=False)
+    if v != int(v):
+        raise io.DataError(f"{path}, row {row}, column '{column}': {rec[column]!r} is not a whole number of GPUs")
+    return int(v)
+
+
 def _output_dataset(path: Path, row: int, rec: dict) -> str | None:
     """``output_dataset``: empty, or a dataset with a per-request length file; it fixes the spread, so
     ``output_tokens_cv`` stays empty."""
@@ -176,9 +184,12 @@ def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> 
             "parallelism": par, "stack": rec["stack"],
             "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
             "unit": rec["unit"], "flop_convention": rec["flop_convention"], "note": rec["note"],
-            # optional columns: the board power limit and HBM of a variant of the catalogue part
-            **{k: io.parse_float(path, row, k, rec[k], positive=True)
-               for k in ("power_cap_w", "hbm_bytes", "hbm_bytes_per_s") if rec.get(k)}}
+            # optional columns: the board power limit and HBM of a variant of the catalogue part, and the
+            # cluster it ran on where it differs from the catalogue's (GPUs per NVLink node, NIC bytes/s per GPU)
+            **{k: io.parse_float(path, row, k, rec[k], positive=True, allow_zero=False)
+               for k in ("power_cap_w", "hbm_bytes", "hbm_bytes_per_s", "scaleout_bytes_per_s") if rec.get(k)},
+            **({"scaleup_domain_gpus": _whole_count(path, row, rec, "scaleup_domain_gpus")}
+               if rec.get("scaleup_domain_gpus") else {})}
 
 
 @functools.lru_cache(maxsize=4)

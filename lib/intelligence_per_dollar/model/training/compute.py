@@ -16,7 +16,8 @@ from intelligence_per_dollar.sources import hardware, models
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
-           "elementwise_s", "memory_bound_s", "permute_s", "selective_recompute_s"]
+           "elementwise_s", "memory_bound_s", "permute_s", "selective_recompute_s", "NONGEMM_BWD_OVER_FWD",
+           "kernel_floors_s"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
 ATTENTION_BWD_OVER_FWD = 2.5
@@ -231,14 +232,33 @@ def permute_s(ctx: Context, lay: Layout):
             / ctx.hbm_effective_bytes_per_s)
 
 
+#: Non-GEMM kernels a layer's backward launches per forward one (each norm's dgrad and dgamma
+#: reduction, each elementwise kernel's backward, the residual-gradient adds).
+NONGEMM_BWD_OVER_FWD = 2.0
+
+
+def kernel_floors_s(ctx: Context, moe: bool) -> tuple[float, float]:
+    """Forward and backward time the layer's non-GEMM kernels take whatever their bytes: each costs
+    at least ``ctx.kernel_floor_s`` (launch, one short wave, tail, dependency wait; measured on the
+    project's H200 in a CUDA-graph replay, ``data/assumptions/inference.csv`` ``kernel_floor_s``), added
+    to the byte-timed traffic as the serving model does (:mod:`..serving_kernels`). Counts per forward:
+    ``ctx.nongemm_kernels`` (+ ``ctx.moe_nongemm_kernels`` in a MoE layer; ``data/assumptions/training.csv``),
+    backward :data:`NONGEMM_BWD_OVER_FWD` times as many. It matters where a micro-batch is small (a few
+    thousand tokens per GPU: strong scaling, long context split over CP, TP x CP groups)."""
+    n = ctx.nongemm_kernels + (ctx.moe_nongemm_kernels if moe else 0.0)
+    return n * ctx.kernel_floor_s, NONGEMM_BWD_OVER_FWD * n * ctx.kernel_floor_s
+
+
 def memory_bound_s(ctx: Context, lay: Layout, bytes_per_token, moe: bool):
     """Forward and backward time of a layer's memory-bound kernels: elementwise traffic, casts and
-    (MoE layers) token permutation, whose backward is twice its forward."""
+    (MoE layers) token permutation, whose backward is twice its forward, plus the non-GEMM kernels'
+    floors (:func:`kernel_floors_s`)."""
     ew_f = elementwise_s(ctx, lay, bytes_per_token)
     ew_b = ew_f * ctx.ceil.elementwise_traffic_bwd / ctx.ceil.elementwise_traffic_fwd
     q_f, q_b = _quantize_s(ctx, lay, moe)
     perm = permute_s(ctx, lay) if moe else 0.0
-    return ew_f + q_f + perm, ew_b + q_b + 2 * perm
+    fl_f, fl_b = kernel_floors_s(ctx, moe)
+    return ew_f + q_f + perm + fl_f, ew_b + q_b + 2 * perm + fl_b
 
 
 def selective_recompute_s(ctx: Context, lay: Layout, core_f, core_bytes_per_token):

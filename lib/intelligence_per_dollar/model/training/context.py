@@ -45,6 +45,9 @@ class Context:
     scaleout: collectives.Link
     domain: int
     host_link_bytes_per_s: float = 0.0     # achieved CPU-GPU copy rate, one direction (0: no host link)
+    kernel_floor_s: float = 0.0            # least time of one dependent non-GEMM kernel (0: no floor)
+    nongemm_kernels: float = 0.0           # non-GEMM kernels in one layer's forward (backward: twice)
+    moe_nongemm_kernels: float = 0.0       # extra ones in a MoE layer's forward
 
     @property
     def hbm_effective_bytes_per_s(self) -> float:
@@ -132,9 +135,15 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     # host_link_efficiency (data/assumptions/inference.csv): measured host-to-GPU copy rate over the link's rate
     host_bw = (acc.host_link_bytes_per_s or 0.0) * getattr(assumptions.assumptions("inference.csv")["host_link_efficiency"],
                                                             scenario)
+    # kernel_floor_s (inference.csv, measured on the project's H200) and the layer's non-GEMM kernel counts
+    # (training.csv): compute.memory_bound_s charges each non-GEMM kernel at least the floor
+    a = assumptions.assumptions("training.csv")
+    floor = getattr(assumptions.assumptions("inference.csv")["kernel_floor_s"], scenario)
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
                    peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
-                   int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus), host_bw)
+                   int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus), host_bw,
+                   floor, getattr(a["nongemm_kernels_per_layer"], scenario),
+                   getattr(a["moe_nongemm_kernels_per_layer"], scenario))
 
 
 def scaled_ceilings(ceil: efficiency.Ceilings, scale: float) -> efficiency.Ceilings:
