@@ -138,17 +138,45 @@ def test_a_smaller_node_or_a_slower_network_slows_sharded_training():
     assert t8 < t4 < slow
 
 
-@pytest.mark.parametrize("cells, msg", [(",4.5,", "scaleup_domain_gpus.*not a whole number"),
-                                        (",0,", "scaleup_domain_gpus.*positive"),
-                                        (",four,", "scaleup_domain_gpus.*not a number"),
-                                        (",,0", "scaleout_bytes_per_s.*positive"),
-                                        (",,-1e9", "scaleout_bytes_per_s.*positive")])
+@pytest.mark.parametrize("cells, msg", [(",,,,4.5,", "scaleup_domain_gpus.*not a whole number"),
+                                        (",,,,0,", "scaleup_domain_gpus.*positive"),
+                                        (",,,,four,", "scaleup_domain_gpus.*not a number"),
+                                        (",,,,4,0", "scaleout_bytes_per_s.*positive"),
+                                        (",,,,4,-1e9", "scaleout_bytes_per_s.*positive"),
+                                        (",0,,,4,", "power_cap_w.*positive"),
+                                        (",,0,,4,", "hbm_bytes.*positive"),
+                                        (",,,0,4,", "hbm_bytes_per_s.*positive")])
 def test_cluster_columns_are_validated(tmp_path, cells, msg):
+    """The optional hardware columns (power cap, HBM variant, cluster) refuse zero, negative and
+    non-numeric values, naming the column."""
     from intelligence_per_dollar.sources import io as sio, runs
     text = sio.data_path("runs", "training_runs.csv").read_text()
     bad = tmp_path / "runs.csv"
     line = next(l for l in text.splitlines() if l.startswith("kforge-h200-llama3-70b-tp4-fsdp8-32,"))
-    assert line.endswith(",4,")
-    bad.write_text(text.replace(line, line[:-3] + cells))
+    assert line.endswith(",,,,4,")       # power_cap_w, hbm_bytes, hbm_bytes_per_s, scaleup_domain_gpus, scaleout
+    bad.write_text(text.replace(line, line[:-len(",,,,4,")] + cells))
     with pytest.raises(sio.DataError, match=msg):
         runs.training_runs(tuple(validation.STACKS), bad)
+
+
+def test_non_gemm_kernels_add_their_floors():
+    """compute.kernel_floors_s: make_context fills the floor (inference.csv kernel_floor_s, 2.8 us central) and the
+    counts (training.csv: 7 per dense layer's forward, 9 more in a MoE layer, less the FFN activation the experts'
+    weighted activation replaces when there is no shared expert); the backward launches twice as many; the
+    memory-bound time is the byte-timed traffic plus exactly these."""
+    from intelligence_per_dollar.model.training import compute
+    kw = ("bf16", 4096, 4096 * 64, training.MEGATRON_CORE, "central", False)
+    ctx = training.make_context("Llama-3.1-8B", "H200", *kw)
+    assert (ctx.kernel_floor_s, ctx.nongemm_kernels, ctx.moe_nongemm_kernels) == (2.8e-6, 7, 9)
+    c = {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "microbatch": 1, "interleave": 1, "recompute": 0, "zero": 1}
+    lay = context.layout(ctx, {k: np.asarray([v]) for k, v in c.items()})
+    with_f, with_b = compute.memory_bound_s(ctx, lay, 100.0, False)
+    bare = replace(ctx, kernel_floor_s=0.0)
+    no_f, no_b = compute.memory_bound_s(bare, lay, 100.0, False)
+    assert np.allclose(with_f - no_f, 7 * 2.8e-6) and np.allclose(with_b - no_b, 14 * 2.8e-6)
+    assert compute.kernel_floors_s(ctx, True) == pytest.approx((15 * 2.8e-6, 30 * 2.8e-6))
+    shared = training.make_context("DeepSeek-V3", "H200", *kw)
+    assert shared.s.shared_experts >= 1
+    assert compute.kernel_floors_s(shared, True) == pytest.approx((16 * 2.8e-6, 32 * 2.8e-6))
+    low = training.make_context("Llama-3.1-8B", "H200", *kw[:4], "low", False)
+    assert compute.kernel_floors_s(low, False)[0] < compute.kernel_floors_s(ctx, False)[0]

@@ -41,9 +41,9 @@ def test_held_out_cases_median(table):
     MLPerf GPT-3 175B step logs on 64 B200 to 10,752 H100) and 9.6% (set 17: MLPerf v5.0 Llama 3.1 405B on 512 GB200 and
     2,048-2,560 H100, v6.0 gpt-oss-20b on 8-72 GB200/GB300) when merged; 14.9% blind on set 18 (KempnerForge on 4-GPU
     H200 nodes, IBM's FSDP on 400 / 800 Gb/s per node), 8.2% once the rows carry their clusters' node size and NICs.
-    All 255 with the non-GEMM kernel floors (compute.kernel_floors_s): 9.8% (10.3% without them)."""
+    All 255 with the non-GEMM kernel floors (compute.kernel_floors_s): 9.97% (10.3% without them)."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 255 and held.error.abs().median() <= 0.105
+    assert len(held) == 255 and held.error.abs().median() <= 0.100
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -92,7 +92,7 @@ def test_held_out_cases_median(table):
     # set 10, merged at the error it had when first predicted (blind, step times): CoreWeave's DeepSeek-V3 on 2,048-8,192
     # GB300 within 6% with the stack the MLPerf recipe states (mlperf-2026-moe); the miss is again the strong-scaling
     # corner, Llama 3.1 8B on 1,024 GB200 (one sequence per 16 GPUs per step: the model's step is 63% short)
-    ("heldout10-mlperf60-llama8b", 0.12, 0.64), ("heldout10-mlperf60-gptoss", 0.21, 0.33),
+    ("heldout10-mlperf60-llama8b", 0.11, 0.62), ("heldout10-mlperf60-gptoss", 0.21, 0.33),
     ("heldout10-mlperf60-dsv3-coreweave", 0.05, 0.06), ("heldout10-mlperf60-llama405b-coreweave", 0.02, 0.02),
     # set 11 (blind with the default Megatron-Core stack: FlagPerf +32% to +43%, FlagScale +43% / +91%; merged with the
     # stack their launch scripts state, no TP communication overlap or overlapped gradient reduce): Llama 3 8B at TP2 on
@@ -108,7 +108,7 @@ def test_held_out_cases_median(table):
     # set 14, merged at its blind error: HPE's 16-32 B200/GB300 within 5%; Lambda's 72 GB300 in one NVL72 rack (CP2, one
     # micro-batch of 4,096 tokens per GPU) 21% short: the strong-scaling miss without an inter-node network
     ("heldout14-mlperf60-hpe-multinode", 0.04, 0.06), ("heldout14-mlperf60-hpe-gptoss", 0.02, 0.02),
-    ("heldout14-mlperf51-lambda-gb300", 0.21, 0.21),
+    ("heldout14-mlperf51-lambda-gb300", 0.20, 0.20),
     # set 15, merged at its blind error: Megatron-Bridge 26.08's MXFP8 MoE rows on GB200/GB300 0-20% short; two point
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
@@ -119,7 +119,7 @@ def test_held_out_cases_median(table):
     ("heldout16-mlperf31-gpt3", 0.09, 0.11), ("heldout16-mlperf40-gpt3", 0.01, 0.01), ("heldout16-mlperf41-gpt3", 0.02, 0.07),
     # set 17, merged at its blind error: Llama 3.1 405B (MLPerf v5.0) 6-10% short; gpt-oss-20b on 72 GB200/GB300 at one
     # micro-batch of 8,192 tokens per two GPUs 22-25% short, on 8 GB200 14% (the small-work-per-GPU miss of sets 8-14)
-    ("heldout17-mlperf50-llama405b", 0.07, 0.10), ("heldout17-mlperf60-gptoss20b", 0.23, 0.26),
+    ("heldout17-mlperf50-llama405b", 0.07, 0.10), ("heldout17-mlperf60-gptoss20b", 0.23, 0.255),
     # set 18 (blind 10%, 21% and 21%, predicted on 8-GPU nodes and the catalogue's NICs), merged with the clusters the
     # rows state: KempnerForge's 70B TP4 x FSDP on 4-GPU H200 nodes -28% / -33% -> -5%; IBM's FSDP on 400 / 800 Gb/s per
     # node 20% / 50% fast -> 11% / 37% (7B at HSDP, recorded as full sharding); one H200 with full recompute 24% slow
@@ -127,7 +127,8 @@ def test_held_out_cases_median(table):
     ("heldout18-ibm-fsdp", 0.10, 0.38)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
-# Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them.
+# Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target
+# shrank (MLPerf v6.0 8B on 1,024 GB200 64% -> 62% short, Lambda's 72 GB300 21% -> 19%) and are bounded tighter.
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

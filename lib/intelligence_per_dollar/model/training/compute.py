@@ -1,6 +1,6 @@
 """Kernel times of one transformer layer on one GPU: GEMMs on the calibrated efficiency curves
 (:mod:`intelligence_per_dollar.model.efficiency`), the attention core, and the memory-bound
-traffic (elementwise kernels, FP8/FP4 casts, MoE token permutation).
+traffic (elementwise kernels, FP8/FP4 casts, MoE token permutation) plus a fixed time per non-GEMM kernel.
 
 FLOPs follow the layer shapes (Narayanan et al. 2021, section 3); the FP4 recipe keeps a share of
 the layers in BF16 (NVIDIA 2025, "Pretraining Large Language Models with NVFP4", arXiv
@@ -238,14 +238,18 @@ NONGEMM_BWD_OVER_FWD = 2.0
 
 
 def kernel_floors_s(ctx: Context, moe: bool) -> tuple[float, float]:
-    """Forward and backward time the layer's non-GEMM kernels take whatever their bytes: each costs
-    at least ``ctx.kernel_floor_s`` (launch, one short wave, tail, dependency wait; measured on the
+    """Forward and backward time the layer's non-GEMM kernels add beyond their byte-timed traffic: a
+    fixed ``ctx.kernel_floor_s`` each (launch, one short wave, tail, dependency wait; measured on the
     project's H200 in a CUDA-graph replay, ``data/assumptions/inference.csv`` ``kernel_floor_s``), added
-    to the byte-timed traffic as the serving model does (:mod:`..serving_kernels`). Counts per forward:
-    ``ctx.nongemm_kernels`` (+ ``ctx.moe_nongemm_kernels`` in a MoE layer; ``data/assumptions/training.csv``),
-    backward :data:`NONGEMM_BWD_OVER_FWD` times as many. It matters where a micro-batch is small (a few
-    thousand tokens per GPU: strong scaling, long context split over CP, TP x CP groups)."""
-    n = ctx.nongemm_kernels + (ctx.moe_nongemm_kernels if moe else 0.0)
+    to the traffic as the serving model does (:mod:`..serving_kernels`). Counts per forward:
+    ``ctx.nongemm_kernels`` (``data/assumptions/training.csv``); a MoE layer adds
+    ``ctx.moe_nongemm_kernels`` less the dense FFN's activation when it has no shared expert (the experts'
+    weighted activation replaces it). The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
+    GEMM and flash-attention launches are timed with those kernels (``kernel_overhead_s``). It matters
+    where a micro-batch is small (a few thousand tokens per GPU: strong scaling, TP x CP groups)."""
+    n = ctx.nongemm_kernels
+    if moe:
+        n = n + ctx.moe_nongemm_kernels - (0.0 if ctx.s.shared_experts else 1.0)
     return n * ctx.kernel_floor_s, NONGEMM_BWD_OVER_FWD * n * ctx.kernel_floor_s
 
 

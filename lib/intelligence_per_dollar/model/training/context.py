@@ -45,7 +45,7 @@ class Context:
     scaleout: collectives.Link
     domain: int
     host_link_bytes_per_s: float = 0.0     # achieved CPU-GPU copy rate, one direction (0: no host link)
-    kernel_floor_s: float = 0.0            # least time of one dependent non-GEMM kernel (0: no floor)
+    kernel_floor_s: float = 0.0            # fixed time of one dependent non-GEMM kernel (make_context fills it)
     nongemm_kernels: float = 0.0           # non-GEMM kernels in one layer's forward (backward: twice)
     moe_nongemm_kernels: float = 0.0       # extra ones in a MoE layer's forward
 
@@ -136,7 +136,7 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     host_bw = (acc.host_link_bytes_per_s or 0.0) * getattr(assumptions.assumptions("inference.csv")["host_link_efficiency"],
                                                             scenario)
     # kernel_floor_s (inference.csv, measured on the project's H200) and the layer's non-GEMM kernel counts
-    # (training.csv): compute.memory_bound_s charges each non-GEMM kernel at least the floor
+    # (training.csv): compute.memory_bound_s adds the floor once per non-GEMM kernel to the byte-timed traffic
     a = assumptions.assumptions("training.csv")
     floor = getattr(assumptions.assumptions("inference.csv")["kernel_floor_s"], scenario)
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
