@@ -44,10 +44,10 @@ class Context:
     scaleup: collectives.Link
     scaleout: collectives.Link
     domain: int
+    kernel_floor_s: float                  # fixed time of one dependent non-GEMM kernel (compute.kernel_floors_s)
+    nongemm_kernels: float                 # non-GEMM kernels in one layer's forward (backward: twice)
+    moe_nongemm_kernels: float             # extra ones in a MoE layer's forward
     host_link_bytes_per_s: float = 0.0     # achieved CPU-GPU copy rate, one direction (0: no host link)
-    kernel_floor_s: float = 0.0            # fixed time of one dependent non-GEMM kernel (make_context fills it)
-    nongemm_kernels: float = 0.0           # non-GEMM kernels in one layer's forward (backward: twice)
-    moe_nongemm_kernels: float = 0.0       # extra ones in a MoE layer's forward
 
     @property
     def hbm_effective_bytes_per_s(self) -> float:
@@ -141,9 +141,10 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     floor = getattr(assumptions.assumptions("inference.csv")["kernel_floor_s"], scenario)
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
                    peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
-                   int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus), host_bw,
-                   floor, getattr(a["nongemm_kernels_per_layer"], scenario),
-                   getattr(a["moe_nongemm_kernels_per_layer"], scenario))
+                   int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus),
+                   kernel_floor_s=floor, nongemm_kernels=getattr(a["nongemm_kernels_per_layer"], scenario),
+                   moe_nongemm_kernels=getattr(a["moe_nongemm_kernels_per_layer"], scenario),
+                   host_link_bytes_per_s=host_bw)
 
 
 def scaled_ceilings(ceil: efficiency.Ceilings, scale: float) -> efficiency.Ceilings:
