@@ -123,11 +123,15 @@ def check_provenance(path: Path, row: int, rec: Mapping[str, str]) -> Provenance
     return Provenance(url, date, kind, (rec.get("note") or "").strip())
 
 
-def read_rows(path: Path, required: Iterable[str]) -> list[tuple[int, dict[str, str]]]:
+def read_rows(path: Path, required: Iterable[str],
+              optional: Iterable[str] | None = None) -> list[tuple[int, dict[str, str]]]:
     """Read a CSV (comment lines starting with '#' allowed before the header).
 
     Returns ``(row_number, record)`` pairs; the header's row number is 1 (plus comment lines).
-    Raises :class:`DataError` if a required column is missing or a row has the wrong width.
+    Raises :class:`DataError` if a required column is missing or a row has the wrong width, and,
+    when ``optional`` is given (the file's complete column set is then ``required`` plus
+    ``optional``), if the header has a column outside that set: a misspelled optional column
+    would otherwise be dropped without a word.
     """
     path = Path(path)
     with path.open(newline="", encoding="utf-8") as fh:
@@ -143,6 +147,12 @@ def read_rows(path: Path, required: Iterable[str]) -> list[tuple[int, dict[str, 
     if missing:
         raise DataError(f"{path}, row {offset + 1}: missing column(s) {', '.join(missing)}; "
                         f"header is {', '.join(header)}")
+    if optional is not None:
+        allowed = (*required, *optional)
+        unknown = [c for c in header if c not in allowed]
+        if unknown:
+            raise DataError(f"{path}, row {offset + 1}: unknown column(s) {', '.join(unknown)}; "
+                            f"allowed: {', '.join(allowed)}")
     out = []
     for i, cells in enumerate(reader, start=offset + 2):
         if not cells or all(not c.strip() for c in cells):

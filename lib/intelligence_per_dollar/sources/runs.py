@@ -38,6 +38,9 @@ _INF_MODEL_OPTIONAL = ("local_attention_window", "local_attention_layers", "expe
 _INF_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "model_name", *_INF_MODEL_INT,
                 "gated_ffn", "hardware", "gpus", "precision", "kv_precision", "mode", "input_tokens", "output_tokens",
                 "tp", "dp", "ep", "concurrency", "comm_overlap", "implementation", "measured", "unit", "note")
+#: Optional serving-run columns (engine, benchmark and workload details; absent or empty: the defaults).
+_INF_OPTIONAL = (*_INF_MODEL_OPTIONAL, "scheduler", "requests", "max_batch_size", "max_num_tokens", "ttft_limit_s",
+                 "tpot_limit_s", "output_tokens_cv", "output_tokens_max", "output_dataset")
 
 
 def _measured_provenance(path: Path, row: int, rec: dict) -> io.Provenance:
@@ -137,7 +140,7 @@ def _check_latency_limits(path: Path, row: int, case: dict) -> dict:
 @functools.lru_cache(maxsize=4)
 def _inference_runs(data_dir: str, path: str | None) -> tuple[dict, ...]:
     p = Path(path) if path else io.data_path("runs", "inference_runs.csv")
-    return tuple(_check_latency_limits(p, row, _inference_case(p, row, rec)) for row, rec in io.read_rows(p, _INF_COLUMNS))
+    return tuple(_check_latency_limits(p, row, _inference_case(p, row, rec)) for row, rec in io.read_rows(p, _INF_COLUMNS, _INF_OPTIONAL))
 
 
 def inference_runs(path: str | Path | None = None) -> tuple[dict, ...]:
@@ -162,6 +165,8 @@ _TR_PAR_INT = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "zero")
 _TR_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", *_TR_MODEL_INT, "gated_ffn",
                "tied_embeddings", "hardware", "gpus", "precision", "seq_len", "global_batch_seqs", *_TR_PAR_INT,
                "recompute", "stack", "measured", "unit", "flop_convention", "note")
+#: Optional training-run columns: a variant of the catalogue part and the cluster it ran on.
+_TR_OPTIONAL = ("power_cap_w", "hbm_bytes", "hbm_bytes_per_s", "scaleup_domain_gpus", "scaleout_bytes_per_s")
 
 
 def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> dict:
@@ -187,7 +192,7 @@ def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> 
             # optional columns: the board power limit and HBM of a variant of the catalogue part, and the
             # cluster it ran on where it differs from the catalogue's (GPUs per NVLink node, NIC bytes/s per GPU)
             **{k: io.parse_float(path, row, k, rec[k], positive=True, allow_zero=False)
-               for k in ("power_cap_w", "hbm_bytes", "hbm_bytes_per_s", "scaleout_bytes_per_s") if rec.get(k)},
+               for k in _TR_OPTIONAL if k != "scaleup_domain_gpus" and rec.get(k)},
             **({"scaleup_domain_gpus": _whole_count(path, row, rec, "scaleup_domain_gpus")}
                if rec.get("scaleup_domain_gpus") else {})}
 
@@ -195,7 +200,7 @@ def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> 
 @functools.lru_cache(maxsize=4)
 def _training_runs(data_dir: str, stacks: tuple[str, ...], path: str | None) -> tuple[dict, ...]:
     p = Path(path) if path else io.data_path("runs", "training_runs.csv")
-    return tuple(_training_case(p, row, rec, stacks) for row, rec in io.read_rows(p, _TR_COLUMNS))
+    return tuple(_training_case(p, row, rec, stacks) for row, rec in io.read_rows(p, _TR_COLUMNS, _TR_OPTIONAL))
 
 
 def training_runs(stacks: tuple[str, ...], path: str | Path | None = None) -> tuple[dict, ...]:
@@ -231,7 +236,7 @@ def _weight_sync_case(path: Path, row: int, rec: dict, schedules: tuple[str, ...
 @functools.lru_cache(maxsize=4)
 def _weight_sync_runs(data_dir: str, schedules: tuple[str, ...]) -> tuple[dict, ...]:
     path = io.data_path("runs", "weight_sync_runs.csv")
-    return tuple(_weight_sync_case(path, row, rec, schedules) for row, rec in io.read_rows(path, _WS_COLUMNS))
+    return tuple(_weight_sync_case(path, row, rec, schedules) for row, rec in io.read_rows(path, _WS_COLUMNS, ()))
 
 
 def weight_sync_runs(schedules: tuple[str, ...]) -> tuple[dict, ...]:
@@ -269,7 +274,7 @@ def _held_out_set(path: Path, row: int, rec: dict) -> dict:
 @functools.lru_cache(maxsize=4)
 def _held_out_sets(data_dir: str) -> tuple[dict, ...]:
     path = io.data_path("runs", "held_out_sets.csv")
-    return tuple(_held_out_set(path, row, rec) for row, rec in io.read_rows(path, _HO_COLUMNS))
+    return tuple(_held_out_set(path, row, rec) for row, rec in io.read_rows(path, _HO_COLUMNS, ()))
 
 
 def held_out_sets() -> tuple[dict, ...]:
