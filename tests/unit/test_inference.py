@@ -446,6 +446,17 @@ def test_held_out_set_18_stays_near_its_blind_error(table):
     _check_held_out_set(table, "heldout18-", 11, 0.42, 0.93, 11, 0.42)
 
 
+def test_held_out_set_19_stays_near_its_blind_error(table):
+    """Set 19 of data/runs/HELD_OUT.md (12 serving runs collected blind: Lambda's vLLM v0.5.4 benchmark, Mistral-7B and
+    Mixtral-8x7B / 8x22B BF16 on 1-8 A100 and H100 at pure TP, 320 ShareGPT prompts at once): 95% when first predicted,
+    every row faster in the model: Mixtral +35% to +111% at TP2-4 and +75% to +257% at TP8, Mistral-7B +107% / +134% on
+    one GPU and +268% / +451% at TP8, where 8 GPUs measured 1.3x / 1.5x the throughput of one. vLLM v0.5's engine ran
+    its host work (API server, scheduler, output processing) between GPU iterations instead of beside them (vLLM's
+    v0.6.0 blog: the GPU busy 38% of the time on Llama 3 8B), a cost that does not shrink with TP; the model's engines
+    overlap it."""
+    _check_held_out_set(table, "heldout19-", 12, 0.96, 4.52, 12, 0.96)
+
+
 def test_held_out_set_5_stays_near_its_blind_error(table):
     """Set 5 of data/runs/HELD_OUT.md (26 serving runs collected blind: MLPerf v5.0/v5.1 partner submissions,
     TensorRT-LLM v0.14/v0.20 tables, NVIDIA's 405B blog, SGLang's Kimi-K2 blog): median 14.6% when first predicted;

@@ -41,9 +41,11 @@ def test_held_out_cases_median(table):
     MLPerf GPT-3 175B step logs on 64 B200 to 10,752 H100) and 9.6% (set 17: MLPerf v5.0 Llama 3.1 405B on 512 GB200 and
     2,048-2,560 H100, v6.0 gpt-oss-20b on 8-72 GB200/GB300) when merged; 14.9% blind on set 18 (KempnerForge on 4-GPU
     H200 nodes, IBM's FSDP on 400 / 800 Gb/s per node), 8.2% once the rows carry their clusters' node size and NICs.
-    All 255 with the non-GEMM kernel floors (compute.kernel_floors_s): 9.97% (10.3% without them)."""
+    All 255 with the non-GEMM kernel floors (compute.kernel_floors_s): 9.97% (10.3% without them). Set 19 (dgxc-benchmarking
+    GPT-3 175B and Llama 3.1 8B on 8-2,048 H100, Nemotron-4 340B on 6,144 H100, LLaMA-65B on 2,048 A100): 8.2% blind,
+    merged unchanged; all 265: 9.7%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 255 and held.error.abs().median() <= 0.100
+    assert len(held) == 265 and held.error.abs().median() <= 0.100
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -56,12 +58,13 @@ def test_held_out_cases_median(table):
 # rows went from -8% / -18% to -12% / -26% while the GB200 Llama 3 70B ones improved (+20% -> +15% / +8%).
 # Overlapped collectives slowing the compute beside them (overlap_compute_slowdown, 18.9%; Lee et al. 2025) took
 # the held-out median from 13.5% to 11.2% and tightened most bounds here; MaxText's two H100 rows moved the other
-# way (-2% / +5% -> +5% / +15% in step time) and DeepSeek-V3's DualPipe row from -1% to -9%.
+# way (-2% / +5% -> +5% / +15% in step time) and DeepSeek-V3's DualPipe row from -1% to -9%. BLOOM's row states its
+# network since session 13 (4 x 100 Gb/s Omni-Path per 8-GPU node, 6.25 GB/s per GPU): +6% -> +1%.
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.10, 0.15), ("megatron-t2", 0.12, 0.16), ("h200-measured", 0.06, 0.10),
     ("nemo", 0.15, 0.20), ("mlperf-v4.0", 0.12, 0.15), ("mtnlg", 0.23, 0.25),
     ("megatron-bridge", 0.13, 1.6), ("deepseek-v3", 0.10, 0.10), ("torchtitan-fsdp2", 0.09, 0.36),
-    ("llama3-production", 0.06, 0.06), ("megatron-bridge-unseen", 0.12, 1.0), ("bloom", 0.08, 0.08),
+    ("llama3-production", 0.06, 0.06), ("megatron-bridge-unseen", 0.12, 1.0), ("bloom", 0.02, 0.02),
     ("mpt-foundry-fsdp", 0.08, 0.36), ("nemo-25x", 0.22, 0.40), ("automodel-fsdp2", 0.25, 0.45),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
     # torchtitan's power-limited B200 rows (cap not stated) are the known misses
@@ -124,7 +127,13 @@ def test_held_out_cases_median(table):
     # rows state: KempnerForge's 70B TP4 x FSDP on 4-GPU H200 nodes -28% / -33% -> -5%; IBM's FSDP on 400 / 800 Gb/s per
     # node 20% / 50% fast -> 11% / 37% (7B at HSDP, recorded as full sharding); one H200 with full recompute 24% slow
     ("heldout18-kempnerforge-h200", 0.10, 0.25), ("heldout18-kempnerforge-scale", 0.05, 0.18),
-    ("heldout18-ibm-fsdp", 0.10, 0.38)])
+    ("heldout18-ibm-fsdp", 0.10, 0.38),
+    # set 19, merged at its blind error: every row's step a little short in the model. dgxc-benchmarking's GPT-3 175B
+    # (TP4 PP8 VP12) on 128-2,048 H100 6-13% (FP8 more than BF16), its Llama 3.1 8B (CP2) on 8-128 H100 within 6%;
+    # Nemotron-4 340B's production stage on 6,144 H100 (micro-batch and interleave unstated, searched) 19% short;
+    # LLaMA-65B's "around 380 tokens/s/GPU" on 2,048 A100 (layout unstated, searched) 10% over
+    ("heldout19-dgxc-gpt3-175b", 0.10, 0.13), ("heldout19-dgxc-llama31-8b", 0.04, 0.06),
+    ("heldout19-nemotron4-340b-production", 0.19, 0.19), ("heldout19-llama1-65b-production", 0.11, 0.11)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target

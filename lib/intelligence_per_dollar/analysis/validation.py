@@ -88,7 +88,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout15-mbridge2608", "heldout15-mbridge-point-releases", "heldout15-mpt-h100",
                    "heldout16-mlperf31-gpt3", "heldout16-mlperf40-gpt3", "heldout16-mlperf41-gpt3",
                    "heldout17-mlperf50-llama405b", "heldout17-mlperf60-gptoss20b",
-                   "heldout18-kempnerforge-h200", "heldout18-kempnerforge-scale", "heldout18-ibm-fsdp")
+                   "heldout18-kempnerforge-h200", "heldout18-kempnerforge-scale", "heldout18-ibm-fsdp",
+                   "heldout19-dgxc-gpt3-175b", "heldout19-dgxc-llama31-8b", "heldout19-nemotron4-340b-production",
+                   "heldout19-llama1-65b-production")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
