@@ -153,3 +153,39 @@ def test_blackwell_ultra_softmax_speeds_attention_not_gemms():
     assert 1.1 < gains[1] < 1.3
     with pytest.raises(ValueError, match="head_dim"):
         ef.attention_head_dim_factor(0.0, b)
+
+
+def test_padded_rows_counts_whole_tiles():
+    """Tile quantization: a fixed row count rounds up to whole tiles; a mean row count that varies from call to call
+    pays half a tile on average (but at least one tile); no rows, no tiles; a tile of one row pads nothing."""
+    assert ef.padded_rows(np.array([0.0, 1.0, 128.0, 129.0, 784.0]), 128).tolist() == [0.0, 128.0, 128.0, 256.0, 896.0]
+    assert ef.padded_rows(np.array([0.0, 1.0, 64.5, 784.0]), 128, varying=True).tolist() == [0.0, 128.0, 128.0, 847.5]
+    assert ef.padded_rows(np.array([3.0, 777.0]), 1, varying=True).tolist() == [3.0, 777.0]
+    with pytest.raises(ValueError, match="m_tile"):
+        ef.padded_rows(10.0, 0)
+
+
+@pytest.mark.parametrize("varying", [False, True])
+def test_padding_never_drops_rows_nor_adds_more_than_a_tile(varying):
+    from hypothesis import given, strategies as st
+
+    @given(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), st.sampled_from([1, 32, 64, 128, 256]))
+    def check(m, tile):
+        p = float(ef.padded_rows(m, tile, varying))
+        assert m <= p <= m + tile
+        if m > 0 and tile > 1:     # a tile of one row is no tiling: the count passes through
+            assert p >= tile
+
+    check()
+
+
+def test_tile_padding_slows_the_compute_roof_only():
+    """A GEMM of 784 rows at the compute roof takes (784 + 63.5) / 784 as long with varying 128-row tiles, 896 / 784
+    with a fixed count; a decode GEMM of 8 rows on the weight stream takes exactly as long."""
+    acc, c = hardware.get("B200"), ef.ceilings("B200")
+    kw = dict(peak_flop_per_s=acc.fp4_dense_flop_per_s, hbm_bytes_per_s=acc.hbm_bytes_per_s, ceil=c, precision="fp4",
+              operand_bytes=0.5)
+    t = lambda m, **k: float(ef.gemm_time_s(m, 28672, 8192, **kw, **k)) - c.kernel_overhead_s
+    assert t(784, m_tile=128, m_varies=True) / t(784) == pytest.approx(847.5 / 784)
+    assert t(784, m_tile=128) / t(784) == pytest.approx(896 / 784)
+    assert t(8, m_tile=128, m_varies=True) == pytest.approx(t(8))

@@ -1,6 +1,8 @@
 """Inference model: API contract, physics properties, bad inputs and validation error bounds
 (model.inference, model.serving_kernels, analysis.validation_inference)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -444,6 +446,24 @@ def test_held_out_set_18_stays_near_its_blind_error(table):
     41% when first predicted, every row faster in the model (+5% to +93%; one user at TP8 +41% to +93%). Set aside:
     Kimi-K2's 100-user row, whose --tp 8 --dp 4 --ep 4 is not a layout the model runs."""
     _check_held_out_set(table, "heldout18-", 11, 0.42, 0.93, 11, 0.42)
+
+
+def test_dense_gemms_compute_whole_row_tiles():
+    """The serving context takes the dense GEMMs' row tile from data/assumptions/inference.csv (dense_tile_rows
+    64 / 128 / 256); an engine's iteration pays half a tile on average, the fixed-shape PyTorch reference the next
+    whole tile; a compute-bound max-load GEMM slows by exactly that, a decode GEMM of a few rows not at all."""
+    ctxs = {sc: sctx.context("Llama-3.1-70B", "B200", "fp4", 1000, 1000, None, "aggregated", sc)
+            for sc in ("low", "central", "high")}
+    assert [c.dense_tile_rows for c in ctxs.values()] == [64.0, 128.0, 256.0]
+    ctx = ctxs["central"]
+    flat = replace(ctx, dense_tile_rows=1.0)
+    over = ctx.ceil.kernel_overhead_s
+    busy = lambda c, m: float(kern.gemm_s(c, m, 28672, 8192)) - over
+    assert busy(ctx, 784.0) / busy(flat, 784.0) == pytest.approx((784 + 63.5) / 784)
+    ref = replace(ctx, implementation="pytorch")
+    assert busy(ref, 784.0) / busy(flat, 784.0) == pytest.approx(896 / 784)
+    assert busy(ref, 1024.0) == pytest.approx(busy(flat, 1024.0))
+    assert busy(ctx, 4.0) == pytest.approx(busy(flat, 4.0))
 
 
 def test_held_out_set_19_stays_near_its_blind_error(table):

@@ -167,17 +167,36 @@ def ceilings(accelerator: str | hardware.Accelerator, scenario: str = "central")
 # Curves (pure, vectorised)
 # ---------------------------------------------------------------------------------------------
 
+def padded_rows(m, m_tile, varying: bool = False):
+    """Rows a GEMM's tensor cores compute when they work on whole tiles of ``m_tile`` rows (tile quantization,
+    NVIDIA "Matrix Multiplication Background User's Guide", section "Tile Quantization").
+
+    A fixed ``m`` is padded up to the next multiple, ``ceil(m / m_tile) m_tile``. ``varying``: ``m`` is the mean of
+    a row count that changes from call to call by more than a tile (a serving engine's iterations: the running
+    batch shrinks and grows, prompt pieces come and go), so the residue ``m mod m_tile`` is spread evenly and the
+    expected padding is half a tile, ``m + (m_tile - 1) / 2`` (a call with any rows still computes one whole
+    tile). No rows, no tiles: 0 stays 0."""
+    m = checks.array_at_least("m", m)
+    t = checks.positive_number("m_tile", m_tile)
+    if t <= 1:
+        return m
+    if varying:
+        return np.where(m > 0, np.maximum(t, m + (t - 1.0) / 2.0), 0.0)
+    return np.ceil(m / t) * t
+
+
 def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,
-                operand_bytes: float, output_bytes: float = 2.0, groups=1, m_tile=1, overlap_norm=np.inf):
+                operand_bytes: float, output_bytes: float = 2.0, groups=1, m_tile=1, overlap_norm=np.inf,
+                m_varies: bool = False):
     """Time of ``groups`` GEMMs of shape ``(m, k) x (k, n)`` run as one (grouped) kernel.
 
     Roofline of compute (``t_c = 2 m' n k groups / (peak x f_gemm)``) and memory (``t_m``: operands in
     ``operand_bytes`` per element, output in ``output_bytes``, at ``hbm x gemm_stream_fraction``), plus one
     ``t_kernel``. Williams et al. 2009 (roofline); the saturating efficiency is the overhead term.
     ``m_tile``: the tensor cores work on whole tiles of ``m_tile`` rows, so each group's ``m`` is
-    padded up to a multiple of it (``m' = ceil(m / m_tile) m_tile``; tile quantization, NVIDIA
-    "Matrix Multiplication Background User's Guide", section "Tile Quantization"). It matters for
-    grouped expert GEMMs with few tokens per expert.
+    padded up to a multiple of it (``m' = ceil(m / m_tile) m_tile``; :func:`padded_rows`). It matters for
+    grouped expert GEMMs with few tokens per expert, and for a serving iteration's dense GEMMs of a few hundred
+    rows at the compute roof (``m_varies``: ``m`` is a mean row count, padded by half a tile on average).
     ``overlap_norm`` ``p``: how the two roofs combine, ``(t_c^p + t_m^p)^(1/p)``. ``inf`` (dense
     kernels): the max, full overlap of the operand stream with the MMAs (our H200 cuBLAS FP8 GEMMs
     at 512 x 8192 x 8192 run within 7% of it). Grouped MoE kernels pass
@@ -187,7 +206,7 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     """
     m, n, k, groups = (checks.array_at_least(name, v) for name, v in (("m", m), ("n", n), ("k", k),
                                                                       ("groups", groups)))
-    m_pad = np.ceil(m / m_tile) * m_tile if m_tile > 1 else m
+    m_pad = padded_rows(m, m_tile, m_varies)
     flop = 2.0 * m_pad * n * k * groups
     bytes_ = groups * (operand_bytes * (m * k + k * n) + output_bytes * m * n)
     t_compute = flop / (peak_flop_per_s * ceil.gemm_fraction(precision))

@@ -20,7 +20,10 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
 * matrix products (projections, FFNs, experts, LM head): :func:`efficiency.gemm_time_s`, i.e.
   ``max(2 m n k / (peak f_gemm), bytes / (hbm f_hbm)) + t_kernel`` with the calibrated H200-family
   ceilings. With few tokens the weight bytes bind (decode is memory-bound); with many the FLOPs do
-  (prefill is compute-bound).
+  (prefill is compute-bound). The tensor cores compute whole row tiles of ``dense_tile_rows`` (128: TensorRT-LLM's
+  NVFP4 and Hopper CUTLASS GEMMs run 128-row CTAs; NVIDIA's "Tile Quantization"): an iteration's row count
+  changes from one iteration to the next, so its mean pays half a tile (:func:`efficiency.padded_rows`), up to
+  ~15% of the compute at the few hundred rows per GPU of a max-load decode batch.
 * mixture-of-experts layers read only the experts the batch touches. With ``T`` tokens routed
   top-``k`` over ``E`` experts uniformly, the expected number of distinct experts touched is
   ``E (1 - (1 - k/E)^T)`` (occupancy of ``T k`` draws; e.g. Fedus et al. 2022's capacity

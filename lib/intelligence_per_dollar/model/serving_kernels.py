@@ -96,6 +96,7 @@ class Context:
     osl_cv: float = 0.0                # coefficient of variation of the output lengths (serving_lengths)
     osl_max: int | None = None         # the output-length cap (None: none)
     osl_dataset: str | None = None     # a dataset whose own output lengths vary (serving_lengths; None: log-normal)
+    dense_tile_rows: float = 1.0       # row tile of the dense GEMMs (dense_tile_rows; 1: no tile padding)
 
     @property
     def decode_position_tokens(self) -> float:
@@ -231,16 +232,23 @@ def host_time_s(sequences_per_rank, step_s: float, per_sequence_s: float):
 def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False):
     """A dense GEMM on the calibrated roofline (:func:`efficiency.gemm_time_s`): weights in the
     storage precision at the run precision's peak, (``attention``) the attention projections in theirs
-    (:func:`serving_context.attention_weight_precision`), or (``head``) the BF16 LM head / router."""
+    (:func:`serving_context.attention_weight_precision`), or (``head``) the BF16 LM head / router.
+
+    The tensor cores compute whole tiles of ``ctx.dense_tile_rows`` rows (``dense_tile_rows``,
+    :func:`efficiency.padded_rows`): an engine's iteration carries a row count that changes from one iteration to
+    the next, so ``m`` (its mean) pays half a tile of padding on average; the fixed-shape PyTorch reference
+    (``implementation="pytorch"``) pads to the next whole tile. Only the compute roof sees the padding: a decode
+    GEMM of a few rows stays on the weight stream."""
+    tiles = dict(m_tile=ctx.dense_tile_rows, m_varies=ctx.implementation != "pytorch")
     if head:
         return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                       ceil=ctx.ceil, precision="bf16", operand_bytes=HEAD_BYTES,
-                                      output_bytes=ACTIVATION_BYTES, groups=groups)
+                                      output_bytes=ACTIVATION_BYTES, groups=groups, **tiles)
     run, peak, w = ((ctx.attention_run_precision, ctx.attention_peak, ctx.attention_w_bytes)
                     if attention and ctx.attention_run_precision else (ctx.run_precision, ctx.peak, ctx.w_bytes))
     return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                   ceil=ctx.ceil, precision=run, operand_bytes=w,
-                                  output_bytes=ACTIVATION_BYTES, groups=groups)
+                                  output_bytes=ACTIVATION_BYTES, groups=groups, **tiles)
 
 
 def attention_extra_bytes(ctx: Context) -> float:
