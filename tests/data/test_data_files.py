@@ -6,6 +6,7 @@ relies on, and the validation cases and ceilings cover what the model needs.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,59 @@ def test_a_runs_file_elsewhere_loads_with_the_same_checks(tmp_path):
     bad.write_text("\n".join(src[:header + 1] + [src[header + 1].replace(",measured,", ",estimate,", 1)]) + "\n")
     with pytest.raises(io.DataError, match=r"bad\.csv.*kind"):
         runs.inference_runs(bad)
+
+
+def _training_loader(path):
+    from intelligence_per_dollar.analysis import validation
+    return runs.training_runs(tuple(validation.STACKS), path)
+
+
+def _header_and_text(table):
+    text = io.data_path("runs", table).read_text()
+    return next(line for line in text.splitlines() if line.startswith("id,")), text
+
+
+@pytest.mark.parametrize("table, column, load", [("training_runs.csv", "scaleout_bytes_per_s", _training_loader),
+                                                 ("inference_runs.csv", "output_dataset", runs.inference_runs)])
+def test_a_misspelt_run_column_is_refused(tmp_path, table, column, load):
+    """A run file's header may hold only the known columns: a misspelt optional column (which the loader
+    would otherwise skip, so its values silently went unused) is refused with the file, row and name."""
+    header, text = _header_and_text(table)
+    assert column in header.split(",")
+    bad = tmp_path / table
+    bad.write_text(text.replace(header, header.replace(column, column + "x"), 1))
+    with pytest.raises(io.DataError, match=rf"row \d+: unknown column\(s\) {column}x; allowed: id, "):
+        load(bad)
+
+
+def test_a_run_file_without_its_optional_columns_loads(tmp_path):
+    """The optional training columns (a part variant, the cluster) may be left out of the header altogether: the
+    rows load, with the catalogue's values."""
+    header, text = _header_and_text("training_runs.csv")
+    cols = header.split(",")
+    keep = [i for i, c in enumerate(cols) if c not in runs._TR_OPTIONAL]
+    assert len(keep) == len(cols) - len(runs._TR_OPTIONAL)
+    body = [line for line in text.splitlines() if line and not line.startswith("#")]
+    rows = list(csv.reader(body))
+    lean = tmp_path / "lean.csv"
+    with lean.open("w", newline="") as fh:
+        csv.writer(fh).writerows([[r[i] for i in keep] for r in rows[:3]])
+    cases = _training_loader(lean)
+    assert [c["id"] for c in cases] == [r[0] for r in rows[1:3]]
+    assert not any(k in c for c in cases for k in runs._TR_OPTIONAL)
+
+
+def test_a_repeated_header_column_is_refused(tmp_path):
+    """Two columns of the same name (the later would silently win) are refused, naming the column; a loader that
+    states no optional set (io.read_rows without ``optional``) still reads extra columns."""
+    header, text = _header_and_text("inference_runs.csv")
+    twice = tmp_path / "twice.csv"
+    twice.write_text(text.replace(header, header.replace(",note,", ",unit,", 1), 1))
+    with pytest.raises(io.DataError, match=r"column\(s\) unit appear more than once"):
+        runs.inference_runs(twice)
+    extra = tmp_path / "extra.csv"
+    extra.write_text("a,b,c\n1,2,3\n")
+    assert io.read_rows(extra, ("a", "b")) == [(2, {"a": "1", "b": "2", "c": "3"})]
+    with pytest.raises(io.DataError, match=r"unknown column\(s\) c; allowed: a, b"):
+        io.read_rows(extra, ("a", "b"), ())
+

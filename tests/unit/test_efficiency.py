@@ -156,25 +156,37 @@ def test_blackwell_ultra_softmax_speeds_attention_not_gemms():
 
 
 def test_padded_rows_counts_whole_tiles():
-    """Tile quantization: a fixed row count rounds up to whole tiles; a mean row count that varies from call to call
-    pays half a tile on average (but at least one tile); no rows, no tiles; a tile of one row pads nothing."""
-    assert ef.padded_rows(np.array([0.0, 1.0, 128.0, 129.0, 784.0]), 128).tolist() == [0.0, 128.0, 128.0, 256.0, 896.0]
-    assert ef.padded_rows(np.array([0.0, 1.0, 64.5, 784.0]), 128, varying=True).tolist() == [0.0, 128.0, 128.0, 847.5]
+    """Tile quantization: a fixed row count rounds up to whole tiles (with ``small_tiles``, fewer rows than a tile
+    run the smallest power-of-two tile holding them, at least 16 rows); a mean row count that varies from call to
+    call pays half a tile on average, the tile growing with the rows up to ``m_tile``; no rows, no tiles; a tile
+    of one row pads nothing; a tile that is not a whole number of rows is refused."""
+    m = np.array([0.0, 1.0, 17.0, 100.0, 128.0, 129.0, 784.0])
+    assert ef.padded_rows(m, 128).tolist() == [0.0, 128.0, 128.0, 128.0, 128.0, 256.0, 896.0]
+    assert ef.padded_rows(m, 128, small_tiles=True).tolist() == [0.0, 16.0, 32.0, 128.0, 128.0, 256.0, 896.0]
+    assert ef.padded_rows(m, 128, True).tolist() == [0.0, 8.5, 25.0, 149.5, 191.5, 192.5, 847.5]
+    assert ef.padded_rows(m, 128, m > 120, small_tiles=True).tolist() == [0.0, 16.0, 32.0, 128.0, 191.5, 192.5,
+                                                                             847.5]
     assert ef.padded_rows(np.array([3.0, 777.0]), 1, varying=True).tolist() == [3.0, 777.0]
-    with pytest.raises(ValueError, match="m_tile"):
-        ef.padded_rows(10.0, 0)
+    for bad in (0, 0.5, 100.5):
+        with pytest.raises(ValueError, match="m_tile"):
+            ef.padded_rows(10.0, bad)
 
 
-@pytest.mark.parametrize("varying", [False, True])
-def test_padding_never_drops_rows_nor_adds_more_than_a_tile(varying):
+@pytest.mark.parametrize("varying,small", [(False, False), (False, True), (True, True)])
+def test_padding_never_drops_rows_nor_adds_more_than_a_tile(varying, small):
+    """Properties of efficiency.padded_rows: never fewer rows, never more than one extra tile; a fixed count lands
+    on whole tiles (powers of two of at least 16 rows with small tiles); more rows never compute fewer."""
     from hypothesis import given, strategies as st
 
-    @given(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), st.sampled_from([1, 32, 64, 128, 256]))
-    def check(m, tile):
-        p = float(ef.padded_rows(m, tile, varying))
+    @given(st.floats(min_value=0.0, max_value=1e6, allow_nan=False), st.floats(min_value=0.0, max_value=500.0),
+           st.sampled_from([1, 32, 64, 128, 256]))
+    def check(m, extra, tile):
+        p = float(ef.padded_rows(m, tile, varying, small))
         assert m <= p <= m + tile
-        if m > 0 and tile > 1:     # a tile of one row is no tiling: the count passes through
-            assert p >= tile
+        if m > 0 and tile > 1 and not varying:
+            assert p % (16 if small else tile) == 0
+        if varying or not small:
+            assert float(ef.padded_rows(m + extra, tile, varying, small)) >= p
 
     check()
 

@@ -464,6 +464,35 @@ def test_dense_gemms_compute_whole_row_tiles():
     assert busy(ref, 784.0) / busy(flat, 784.0) == pytest.approx(896 / 784)
     assert busy(ref, 1024.0) == pytest.approx(busy(flat, 1024.0))
     assert busy(ctx, 4.0) == pytest.approx(busy(flat, 4.0))
+    # a replayed CUDA graph's captured batch is a fixed shape: 512 rows pad nothing, 600 pad to 640
+    graph = lambda m: float(kern.gemm_s(ctx, m, 28672, 8192, fixed_rows=True)) - over
+    assert graph(512.0) == pytest.approx(busy(flat, 512.0))
+    assert graph(600.0) / busy(flat, 600.0) == pytest.approx(640 / 600)
+
+
+def _serving_parts():
+    from intelligence_per_dollar.sources import hardware
+    out = []
+    for acc_id, acc in hardware.accelerators().items():
+        try:
+            kern.check_catalogue_fields(acc)
+        except ValueError:
+            continue                      # parts without the catalogue figures the serving model needs
+        out += [(acc_id, p) for p in ("bf16", "fp8", "fp4") if acc.supports(p)]
+    return out
+
+
+@pytest.mark.parametrize("acc_id,precision", _serving_parts())
+def test_a_decode_gemm_of_a_few_rows_stays_on_the_weight_stream(acc_id, precision):
+    """On every catalogued accelerator and precision, a dense decode GEMM of 1-16 rows (an engine's iteration or a
+    fixed shape) takes as long as with no tiles at all: a few rows run a small autotuned tile, never 128 rows of
+    work (which would make them compute-bound on a part with little compute per byte, such as the H20)."""
+    ctx = sctx.context("Llama-3.1-8B", acc_id, precision, 1000, 1000, None, "aggregated", "central")
+    flat = replace(ctx, dense_tile_rows=1)
+    m = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    for c, f in ((ctx, flat), (replace(ctx, implementation="pytorch"), replace(flat, implementation="pytorch"))):
+        assert np.allclose(kern.gemm_s(c, m, 14336, 4096), kern.gemm_s(f, m, 14336, 4096), rtol=1e-12)
+        assert np.allclose(kern.gemm_s(c, m, 4096, 14336), kern.gemm_s(f, m, 4096, 14336), rtol=1e-12)
 
 
 def test_held_out_set_19_stays_near_its_blind_error(table):

@@ -26,6 +26,18 @@ def test_padding_never_shrinks_a_batch_and_lands_on_a_captured_size(decode, sche
     assert float(sched.graph_padded_tokens(scheduler, decode, 512.0)) == decode
 
 
+def test_graph_replay_marks_the_iterations_that_run_a_captured_batch():
+    """serving_schedulers.graph_replay: trtllm-bench, no prompt tokens, at most the largest graph (or the cap);
+    exactly where graph_padded_tokens pads (its GEMMs then run a fixed, captured row count)."""
+    d = np.array([1.0, 129.0, 8192.0, 8193.0, 1051.0])
+    assert list(sched.graph_replay("trtllm-bench", d, 0.0)) == [True, True, True, False, True]
+    assert list(sched.graph_replay("trtllm-bench", d, 0.0, cap=1000.0)) == [True, True, False, False, False]
+    assert not sched.graph_replay("trtllm-bench", d, 512.0).any()
+    assert not sched.graph_replay("trtllm-bench", np.zeros(2), 0.0).any()
+    for other in ("physics", "trtllm-bench-engine", "unsynchronised-adp"):
+        assert not sched.graph_replay(other, d, 0.0).any()
+
+
 def test_padding_follows_the_perf_overview_batch_sizes():
     d = np.array([1, 3, 129, 256, 257, 385, 641, 1025, 8192, 8193], float)
     assert list(sched.graph_padded_tokens("trtllm-bench", d, 0.0)) == [1, 4, 256, 256, 384, 512, 1024, 2048, 8192,

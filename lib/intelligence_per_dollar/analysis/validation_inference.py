@@ -61,7 +61,8 @@ __all__ = ["predict", "predict_as_user", "is_max_load", "validation_table", "use
 
 
 def _predict_gemm(case: dict, scenario: str) -> float:
-    """A single measured (grouped) GEMM through the same curve as the serving model.
+    """A single measured (grouped) GEMM through the same curve as the serving model (one fixed shape, so its rows
+    pad to the next whole tile: ``dense_tile_rows``, smaller autotuned tiles for fewer rows).
 
     m = ``concurrency`` rows (tokens per expert for a grouped GEMM), n = ``d_ff``, k = ``d_model``,
     ``experts`` > 0: that many equal GEMMs in one batched kernel (``torch.bmm``), each reading its
@@ -78,7 +79,8 @@ def _predict_gemm(case: dict, scenario: str) -> float:
     p = case["precision"]
     t = float(efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peaks.dense_flop_per_s(acc, p),
                                      hbm_bytes_per_s=acc.hbm_bytes_per_s, ceil=ceil, precision=p,
-                                     operand_bytes=hardware.BYTES_PER_ELEMENT[p], output_bytes=2.0, groups=groups))
+                                     operand_bytes=hardware.BYTES_PER_ELEMENT[p], output_bytes=2.0, groups=groups,
+                                     m_tile=serving_context.assumed("dense_tile_rows", scenario), small_tiles=True))
     return max(t, serving_context.assumed("eager_dispatch_s", scenario))
 
 

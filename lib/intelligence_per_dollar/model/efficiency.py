@@ -167,27 +167,48 @@ def ceilings(accelerator: str | hardware.Accelerator, scenario: str = "central")
 # Curves (pure, vectorised)
 # ---------------------------------------------------------------------------------------------
 
-def padded_rows(m, m_tile, varying: bool = False):
-    """Rows a GEMM's tensor cores compute when they work on whole tiles of ``m_tile`` rows (tile quantization,
-    NVIDIA "Matrix Multiplication Background User's Guide", section "Tile Quantization").
+#: Fewest rows of the GEMM tiles a kernel library picks for a handful of rows: cuBLAS's GEMV-like kernels and
+#: CUTLASS's swap-AB configurations put the batch in the MMA's N dimension (TensorRT-LLM's Hopper tile configs run
+#: down to 64 x 16, ``CutlassTileConfigSM90::CtaShape64x16x128B``).
+MIN_TILE_ROWS = 16
 
-    A fixed ``m`` is padded up to the next multiple, ``ceil(m / m_tile) m_tile``. ``varying``: ``m`` is the mean of
-    a row count that changes from call to call by more than a tile (a serving engine's iterations: the running
-    batch shrinks and grows, prompt pieces come and go), so the residue ``m mod m_tile`` is spread evenly and the
-    expected padding is half a tile, ``m + (m_tile - 1) / 2`` (a call with any rows still computes one whole
-    tile). No rows, no tiles: 0 stays 0."""
+
+def padded_rows(m, m_tile, varying=False, small_tiles: bool = False):
+    """Rows a GEMM's tensor cores compute when they work on whole tiles of rows (tile quantization, NVIDIA
+    "Matrix Multiplication Background User's Guide", section "Tile Quantization").
+
+    A fixed ``m`` is padded up to the next whole tile, ``ceil(m / tile) tile``. ``small_tiles``: the kernel library
+    fits the tile to the call (cuBLAS / CUTLASS autotuning; TensorRT-LLM profiles its GEMM tactics per
+    power-of-two bucket of ``m``), so a GEMM of fewer than ``m_tile`` rows runs the smallest power-of-two tile
+    that holds them, at least :data:`MIN_TILE_ROWS`; without it every call runs ``m_tile``-row tiles (the
+    training model's grouped expert GEMMs).
+
+    ``varying`` (a bool or a mask over ``m``): ``m`` is the mean of a row count that changes from call to call
+    (a serving engine's iterations: the running batch shrinks and grows, prompt pieces come and go), so the
+    residue is spread evenly and the expected padding is half a tile, ``m + (tile - 1) / 2``, with the tile
+    ``min(m_tile, max(MIN_TILE_ROWS, m))``: a tile that grows with the rows up to ``m_tile`` (the autotuned tile
+    lies between ``m`` and ``2 m``), so the padding stays continuous in ``m`` and a decode GEMM of a few rows pays
+    a few rows. No rows, no tiles: 0 stays 0."""
     m = checks.array_at_least("m", m)
-    t = checks.positive_number("m_tile", m_tile)
-    if t <= 1:
+    t = float(checks.integer("m_tile", m_tile, low=1, whole_floats=True))
+    if t == 1.0:
         return m
-    if varying:
-        return np.where(m > 0, np.maximum(t, m + (t - 1.0) / 2.0), 0.0)
-    return np.ceil(m / t) * t
+    if small_tiles:
+        fit = np.exp2(np.ceil(np.log2(np.maximum(m, 1.0))))
+        tile = np.minimum(t, np.maximum(float(MIN_TILE_ROWS), fit))
+    else:
+        tile = np.full_like(m, t)
+    fixed = np.ceil(m / tile) * tile
+    if not np.any(varying):
+        return fixed
+    grow = np.minimum(t, np.maximum(float(MIN_TILE_ROWS), m))
+    spread = np.where(m > 0, m + (grow - 1.0) / 2.0, 0.0)
+    return np.where(varying, spread, fixed)
 
 
 def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,
                 operand_bytes: float, output_bytes: float = 2.0, groups=1, m_tile=1, overlap_norm=np.inf,
-                m_varies: bool = False):
+                m_varies=False, small_tiles: bool = False):
     """Time of ``groups`` GEMMs of shape ``(m, k) x (k, n)`` run as one (grouped) kernel.
 
     Roofline of compute (``t_c = 2 m' n k groups / (peak x f_gemm)``) and memory (``t_m``: operands in
@@ -196,7 +217,8 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     ``m_tile``: the tensor cores work on whole tiles of ``m_tile`` rows, so each group's ``m`` is
     padded up to a multiple of it (``m' = ceil(m / m_tile) m_tile``; :func:`padded_rows`). It matters for
     grouped expert GEMMs with few tokens per expert, and for a serving iteration's dense GEMMs of a few hundred
-    rows at the compute roof (``m_varies``: ``m`` is a mean row count, padded by half a tile on average).
+    rows at the compute roof (``m_varies``: ``m`` is a mean row count, padded by half a tile on average;
+    ``small_tiles``: fewer rows than a tile run a smaller, autotuned tile).
     ``overlap_norm`` ``p``: how the two roofs combine, ``(t_c^p + t_m^p)^(1/p)``. ``inf`` (dense
     kernels): the max, full overlap of the operand stream with the MMAs (our H200 cuBLAS FP8 GEMMs
     at 512 x 8192 x 8192 run within 7% of it). Grouped MoE kernels pass
@@ -206,7 +228,7 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     """
     m, n, k, groups = (checks.array_at_least(name, v) for name, v in (("m", m), ("n", n), ("k", k),
                                                                       ("groups", groups)))
-    m_pad = padded_rows(m, m_tile, m_varies)
+    m_pad = padded_rows(m, m_tile, m_varies, small_tiles)
     flop = 2.0 * m_pad * n * k * groups
     bytes_ = groups * (operand_bytes * (m * k + k * n) + output_bytes * m * n)
     t_compute = flop / (peak_flop_per_s * ceil.gemm_fraction(precision))

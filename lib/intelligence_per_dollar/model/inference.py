@@ -21,9 +21,11 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
   ``max(2 m n k / (peak f_gemm), bytes / (hbm f_hbm)) + t_kernel`` with the calibrated H200-family
   ceilings. With few tokens the weight bytes bind (decode is memory-bound); with many the FLOPs do
   (prefill is compute-bound). The tensor cores compute whole row tiles of ``dense_tile_rows`` (128: TensorRT-LLM's
-  NVFP4 and Hopper CUTLASS GEMMs run 128-row CTAs; NVIDIA's "Tile Quantization"): an iteration's row count
-  changes from one iteration to the next, so its mean pays half a tile (:func:`efficiency.padded_rows`), up to
-  ~15% of the compute at the few hundred rows per GPU of a max-load decode batch.
+  NVFP4 and Hopper CUTLASS GEMMs run 128-row CTAs; NVIDIA's "Tile Quantization"; fewer rows run a smaller,
+  autotuned tile): an iteration's row count changes from one iteration to the next, so its mean pays half a tile
+  (:func:`efficiency.padded_rows`: 63.5 rows above 128, e.g. 8% of the compute at 800 rows, 32% at 200), and a
+  replayed CUDA graph's fixed batch pads to its next whole tile. Only the compute roof sees it: a decode GEMM of a
+  few rows stays on the weight stream.
 * mixture-of-experts layers read only the experts the batch touches. With ``T`` tokens routed
   top-``k`` over ``E`` experts uniformly, the expected number of distinct experts touched is
   ``E (1 - (1 - k/E)^T)`` (occupancy of ``T k`` draws; e.g. Fedus et al. 2022's capacity
@@ -147,31 +149,33 @@ def _token_mix(ctx: kern.Context, b):
 
 
 def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill=None,
-                 d_run=None, moe_decode=None):
+                 d_run=None, moe_decode=None, rows_fixed=False):
     """(dense layer s, MoE layer s, parts of the repeated layer) for one iteration's token mix.
 
     ``prefill_tokens``: on the busiest attention rank (it paces attention and the dense layers);
     ``moe_prefill``: the ranks' mean (what the experts and the all-to-all carry; default the same).
     ``d_run``: the decode tokens the linear layers and collectives process (a padded CUDA graph,
     :func:`serving_schedulers.graph_padded_tokens`; default ``decode_tokens``); ``moe_decode``: the ranks'
-    mean of them (idle ranks carry none; default ``d_run``).
+    mean of them (idle ranks carry none; default ``d_run``). ``rows_fixed``: the iteration replays a captured CUDA
+    graph, so its dense GEMMs run a fixed number of rows (:func:`serving_kernels.gemm_s`).
     """
     s, P, d = ctx.s, ctx.params, ctx.s.d_model
     d_run = decode_tokens if d_run is None else d_run
     T = d_run + prefill_tokens                        # tokens per attention rank the GEMMs and collectives see
     T_moe = (d_run if moe_decode is None else moe_decode) + (prefill_tokens if moe_prefill is None else moe_prefill)
-    t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d, attention=True)
+    t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d, attention=True, fixed_rows=rows_fixed)
     t_core = kern.attention_core_s(ctx, tp, decode_tokens, prefill_tokens, context)
     t_tp = kern.tp_all_reduce_s(ctx, T, tp)
-    t_dense_ffn = kern.ffn_s(ctx, s.d_ff, T, tp)
+    t_dense_ffn = kern.ffn_s(ctx, s.d_ff, T, tp, rows_fixed)
     t_ew_dense = kern.dense_elementwise_s(ctx, T, tp)
     dense_layer = t_proj + t_core + t_tp + t_dense_ffn + t_ew_dense
     if not architecture.is_moe(s):
         return dense_layer, dense_layer, {"gemm": t_proj + t_dense_ffn, "attention": t_core,
                                           "comm": t_tp, "other": t_ew_dense}
     t_experts = kern.moe_experts_s(ctx, T_moe, tp, dp, ep)
-    t_router = kern.gemm_s(ctx, T / tp, s.experts, d, head=True)
-    t_shared = kern.ffn_s(ctx, s.shared_experts * s.expert_d_ff, T, tp) if s.shared_experts else 0.0 * T
+    t_router = kern.gemm_s(ctx, T / tp, s.experts, d, head=True, fixed_rows=rows_fixed)
+    t_shared = (kern.ffn_s(ctx, s.shared_experts * s.expert_d_ff, T, tp, rows_fixed) if s.shared_experts
+                else 0.0 * T)
     t_moe_comm = kern.moe_dispatch_s(ctx, T_moe, tp, dp, ep)
     t_ew_moe = kern.moe_elementwise_s(ctx, T, T_moe * dp / ep)     # the rows this GPU's expert shards see
     t_compute = t_proj + t_core + t_experts + t_router + t_shared + t_ew_moe
@@ -192,13 +196,14 @@ def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens,
     experts carry only theirs)."""
     s = ctx.s
     # a decode-only iteration replays the CUDA graph of the next captured batch size (serving_schedulers)
-    d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens,
-                                      prefill_tokens + (0.0 if moe_prefill is None else moe_prefill),
-                                      sched.graph_cap(ctx, tp, dp, pp))
+    prompt = prefill_tokens + (0.0 if moe_prefill is None else moe_prefill)
+    cap = sched.graph_cap(ctx, tp, dp, pp)
+    d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens, prompt, cap)
+    replay = sched.graph_replay(ctx.scheduler, decode_tokens, prompt, cap)
     t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill,
-                                         d_run, d_run * busy)
+                                         d_run, d_run * busy, replay)
     head_tokens = d_run + (b if ctx.mode == "prefill" else 0.0 * b)
-    t_head = kern.gemm_s(ctx, np.maximum(head_tokens, 1.0), s.vocab / tp, s.d_model, head=True)
+    t_head = kern.gemm_s(ctx, np.maximum(head_tokens, 1.0), s.vocab / tp, s.d_model, head=True, fixed_rows=replay)
     send = pipe.stage_send_s(ctx, decode_tokens + prefill_tokens, tp, dp, pp)
     if through:
         return pipe.through_stages_s(s, pp, t_dense, t_moe, t_head) + (pp - 1.0) * send, t_dense, parts, t_head

@@ -168,4 +168,5 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
         host_link_efficiency=assumed("host_link_efficiency", scenario),
         memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max,
-        osl_dataset=osl_dataset, dense_tile_rows=assumed("dense_tile_rows", scenario))
+        osl_dataset=osl_dataset,
+        dense_tile_rows=checks.integer("dense_tile_rows", assumed("dense_tile_rows", scenario), low=1, whole_floats=True))

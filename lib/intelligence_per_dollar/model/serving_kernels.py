@@ -65,7 +65,7 @@ class Context:
     isl: int
     osl: int
     mode: str
-    tile_rows: float
+    moe_tile_rows: float     # row tile of the grouped expert GEMMs (moe_tile_rows)
     kernels_per_layer: float
     comm_overlap: bool
     implementation: str = "engine"
@@ -229,17 +229,18 @@ def host_time_s(sequences_per_rank, step_s: float, per_sequence_s: float):
 # matrix products
 # ---------------------------------------------------------------------------------------------
 
-def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False):
+def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False, fixed_rows=False):
     """A dense GEMM on the calibrated roofline (:func:`efficiency.gemm_time_s`): weights in the
     storage precision at the run precision's peak, (``attention``) the attention projections in theirs
     (:func:`serving_context.attention_weight_precision`), or (``head``) the BF16 LM head / router.
 
-    The tensor cores compute whole tiles of ``ctx.dense_tile_rows`` rows (``dense_tile_rows``,
-    :func:`efficiency.padded_rows`): an engine's iteration carries a row count that changes from one iteration to
-    the next, so ``m`` (its mean) pays half a tile of padding on average; the fixed-shape PyTorch reference
-    (``implementation="pytorch"``) pads to the next whole tile. Only the compute roof sees the padding: a decode
-    GEMM of a few rows stays on the weight stream."""
-    tiles = dict(m_tile=ctx.dense_tile_rows, m_varies=ctx.implementation != "pytorch")
+    The tensor cores compute whole row tiles (:func:`efficiency.padded_rows`, ``dense_tile_rows`` rows, smaller
+    autotuned tiles for fewer rows): an engine's iteration carries a row count that changes from one iteration to
+    the next, so ``m`` (its mean) pays half a tile on average; a fixed shape (the PyTorch reference,
+    ``implementation="pytorch"``, or ``fixed_rows``, a bool or a mask over ``m``: a replayed CUDA graph's captured
+    batch) pads to its next whole tile. Only the compute roof sees the padding."""
+    varying = np.logical_not(fixed_rows) & (ctx.implementation != "pytorch")
+    tiles = dict(m_tile=ctx.dense_tile_rows, m_varies=varying, small_tiles=True)
     if head:
         return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.bf16_peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                       ceil=ctx.ceil, precision="bf16", operand_bytes=HEAD_BYTES,
@@ -286,10 +287,12 @@ def grouped_gemm_s(ctx: Context, m, n, k, groups):
     return t - ctx.ceil.kernel_overhead_s + ctx.grouped_gemm_launch_s
 
 
-def ffn_s(ctx: Context, hidden, tokens, split):
-    """A dense FFN of ``hidden`` units split over ``split`` GPUs: up(+gate) then down projection."""
+def ffn_s(ctx: Context, hidden, tokens, split, fixed_rows=False):
+    """A dense FFN of ``hidden`` units split over ``split`` GPUs: up(+gate) then down projection (``fixed_rows``:
+    as in :func:`gemm_s`)."""
     d = ctx.s.d_model
-    return gemm_s(ctx, tokens, (ctx.gated - 1) * hidden / split, d) + gemm_s(ctx, tokens, d, hidden / split)
+    return (gemm_s(ctx, tokens, (ctx.gated - 1) * hidden / split, d, fixed_rows=fixed_rows)
+            + gemm_s(ctx, tokens, d, hidden / split, fixed_rows=fixed_rows))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -436,7 +439,7 @@ def moe_experts_s(ctx: Context, tokens, tp, dp, ep):
     E, k, d = s.experts, s.top_k, s.d_model
     T_rep = tokens * dp
     phi = expected_experts_touched(T_rep, E, k) / E
-    rows = padded_rows_per_expert(T_rep, E, k, ctx.tile_rows)     # per expert, all tiles
+    rows = padded_rows_per_expert(T_rep, E, k, ctx.moe_tile_rows)     # per expert, all tiles
     local = E / ep                                                # experts per EP rank
     split = tp * dp / ep                                          # GPUs one expert is split over
     straggle = ep_load_imbalance(T_rep * k, E, ep, ctx.expert_skew_cv)

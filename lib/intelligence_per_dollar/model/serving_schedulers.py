@@ -46,7 +46,7 @@ from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
            "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench",
-           "graph_padded_tokens", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
+           "graph_padded_tokens", "graph_replay", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
            "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp")
@@ -125,8 +125,19 @@ def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.in
     cap = np.asarray(cap, float)
     whole = np.ceil(d - 1e-9)                           # a mean batch of 640.2 sequences fills 641 slots
     nxt = np.minimum(sizes[np.minimum(np.searchsorted(sizes, whole), sizes.size - 1)], cap)
-    graph = (np.asarray(prefill_tokens, float) == 0.0) & (d > 0.0) & (whole <= np.minimum(sizes[-1], cap))
-    return np.where(graph, np.maximum(nxt, d), d)
+    return np.where(graph_replay(scheduler, d, prefill_tokens, cap), np.maximum(nxt, d), d)
+
+
+def graph_replay(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf):
+    """Whether an iteration replays a captured CUDA graph (:func:`graph_padded_tokens`): ``trtllm-bench``, no
+    prompt tokens, and a batch no larger than the largest graph. Its GEMMs then run a fixed, captured number of
+    rows (a mask over the arguments)."""
+    d = np.asarray(decode_tokens, float)
+    if scheduler != "trtllm-bench":
+        return np.zeros(d.shape, bool)
+    whole = np.ceil(d - 1e-9)
+    largest = np.minimum(float(TRTLLM_BENCH_GRAPH_BATCH_SIZES[-1]), np.asarray(cap, float))
+    return (np.asarray(prefill_tokens, float) == 0.0) & (d > 0.0) & (whole <= largest)
 
 
 def slot_occupancy(sequences, replicas, dp, pp=1.0):

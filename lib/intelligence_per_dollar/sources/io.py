@@ -134,6 +134,7 @@ def read_rows(path: Path, required: Iterable[str],
     would otherwise be dropped without a word.
     """
     path = Path(path)
+    required = tuple(required)
     with path.open(newline="", encoding="utf-8") as fh:
         lines = fh.read().splitlines()
     offset = 0
@@ -143,6 +144,9 @@ def read_rows(path: Path, required: Iterable[str],
         raise DataError(f"{path}: file has no header row")
     reader = csv.reader(lines[offset:])
     header = [h.strip() for h in next(reader)]
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise DataError(f"{path}, row {offset + 1}: column(s) {', '.join(repeated)} appear more than once in the header")
     missing = [c for c in required if c not in header]
     if missing:
         raise DataError(f"{path}, row {offset + 1}: missing column(s) {', '.join(missing)}; "
