@@ -167,6 +167,7 @@ def test_padded_rows_counts_whole_tiles():
     assert ef.padded_rows(m, 128, m > 120, small_tiles=True).tolist() == [0.0, 16.0, 32.0, 128.0, 191.5, 192.5,
                                                                              847.5]
     assert ef.padded_rows(np.array([3.0, 777.0]), 1, varying=True).tolist() == [3.0, 777.0]
+    assert ef.padded_rows(np.array([5e-324, 1e-300]), 32).tolist() == [32.0, 32.0]     # m / tile underflows
     for bad in (0, 0.5, 100.5):
         with pytest.raises(ValueError, match="m_tile"):
             ef.padded_rows(10.0, bad)

@@ -198,7 +198,7 @@ def padded_rows(m, m_tile, varying=False, small_tiles: bool = False):
         tile = np.minimum(t, np.maximum(float(MIN_TILE_ROWS), fit))
     else:
         tile = np.full_like(m, t)
-    fixed = np.ceil(m / tile) * tile
+    fixed = np.where(m > 0, np.maximum(np.ceil(m / tile), 1.0) * tile, 0.0)    # any rows: at least one tile
     if not np.any(varying):
         return fixed
     grow = np.minimum(t, np.maximum(float(MIN_TILE_ROWS), m))
