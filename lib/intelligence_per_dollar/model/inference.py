@@ -198,8 +198,8 @@ def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens,
     # a decode-only iteration replays the CUDA graph of the next captured batch size (serving_schedulers)
     prompt = prefill_tokens + (0.0 if moe_prefill is None else moe_prefill)
     cap = sched.graph_cap(ctx, tp, dp, pp)
-    d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens, prompt, cap)
     replay = sched.graph_replay(ctx.scheduler, decode_tokens, prompt, cap)
+    d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens, prompt, cap, replay)
     t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill,
                                          d_run, d_run * busy, replay)
     head_tokens = d_run + (b if ctx.mode == "prefill" else 0.0 * b)

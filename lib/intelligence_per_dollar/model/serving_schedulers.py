@@ -106,7 +106,7 @@ def is_trtllm_bench(scheduler: str) -> bool:
     return scheduler.startswith("trtllm-bench")
 
 
-def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf):
+def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf, replay=None):
     """Decode tokens per attention rank that an iteration's GEMMs, collectives and elementwise kernels process.
 
     Under ``trtllm-bench`` an iteration with no prompt tokens (``prefill_tokens`` 0) replays the CUDA graph of
@@ -117,7 +117,8 @@ def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.in
     requests that fill it run every linear layer, the router, the experts and the collectives, but hold one
     token of KV cache, so the attention core still reads only the real sequences' context (the caller keeps
     ``decode_tokens`` for it). Iterations that prefill run eagerly on the real batch; other schedulers pad
-    nothing (engines left at their defaults capture fine-grained sizes or run eagerly)."""
+    nothing (engines left at their defaults capture fine-grained sizes or run eagerly). ``replay``: the
+    :func:`graph_replay` mask of the same arguments, when the caller has it already."""
     d = np.asarray(decode_tokens, float)
     if scheduler != "trtllm-bench":
         return d
@@ -125,7 +126,8 @@ def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.in
     cap = np.asarray(cap, float)
     whole = np.ceil(d - 1e-9)                           # a mean batch of 640.2 sequences fills 641 slots
     nxt = np.minimum(sizes[np.minimum(np.searchsorted(sizes, whole), sizes.size - 1)], cap)
-    return np.where(graph_replay(scheduler, d, prefill_tokens, cap), np.maximum(nxt, d), d)
+    replay = graph_replay(scheduler, d, prefill_tokens, cap) if replay is None else replay
+    return np.where(replay, np.maximum(nxt, d), d)
 
 
 def graph_replay(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf):
