@@ -43,9 +43,10 @@ def test_held_out_cases_median(table):
     H200 nodes, IBM's FSDP on 400 / 800 Gb/s per node), 8.2% once the rows carry their clusters' node size and NICs.
     All 255 with the non-GEMM kernel floors (compute.kernel_floors_s): 9.97% (10.3% without them). Set 19 (dgxc-benchmarking
     GPT-3 175B and Llama 3.1 8B on 8-2,048 H100, Nemotron-4 340B on 6,144 H100, LLaMA-65B on 2,048 A100): 8.2% blind,
-    merged unchanged; all 265: 9.7%."""
+    merged unchanged; all 265: 9.7%. Set 20 (TinyLlama and IBM fms-fsdp, PyTorch FSDP on A100): 4.8% blind, merged
+    unchanged; all 269: 9.6%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 265 and held.error.abs().median() <= 0.100
+    assert len(held) == 269 and held.error.abs().median() <= 0.100
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -133,7 +134,10 @@ def test_held_out_cases_median(table):
     # Nemotron-4 340B's production stage on 6,144 H100 (micro-batch and interleave unstated, searched) 19% short;
     # LLaMA-65B's "around 380 tokens/s/GPU" on 2,048 A100 (layout unstated, searched): the model 10% fast
     ("heldout19-dgxc-gpt3-175b", 0.10, 0.13), ("heldout19-dgxc-llama31-8b", 0.04, 0.06),
-    ("heldout19-nemotron4-340b-production", 0.19, 0.19), ("heldout19-llama1-65b-production", 0.11, 0.11)])
+    ("heldout19-nemotron4-340b-production", 0.19, 0.19), ("heldout19-llama1-65b-production", 0.11, 0.11),
+    # set 20, merged at its blind error: PyTorch FSDP on A100 within 7%: TinyLlama 1.1B on 16 A100-40GB 3% fast, IBM
+    # fms-fsdp's Llama 2 13B (HSDP, recorded as full sharding) / 34B / 70B (full recompute) on 128 A100 5-7% short
+    ("heldout20-tinyllama", 0.03, 0.03), ("heldout20-fms-fsdp-readme", 0.05, 0.07)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target
