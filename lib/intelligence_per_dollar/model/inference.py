@@ -67,6 +67,9 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
 **Host overhead.** Each iteration also costs host (CPU) time, ``host_step_s + host_per_sequence_s x b``
 (``data/assumptions/inference.csv``), overlapped with the GPU: an iteration takes ``max(GPU, host)``, which
 binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 sequences on one B200).
+vLLM before v0.6 had no overlap scheduler (``scheduler="vllm-v0.5"`` / ``"vllm-v0.5-offline"``): its iteration
+takes ``GPU + host``, with a per-sequence host time derived from vLLM's own profile of v0.5.3
+(:func:`serving_kernels.iteration_s`), which is why 8 GPUs at TP8 served Mistral-7B only 1.3x faster than one.
 
 **Finite benchmarks** (``requests``): ramp, batch and drain of that many queued requests (:mod:`serving_benchmarks`).
 **CUDA-graph padding** (``scheduler="trtllm-bench"``): a decode-only iteration replays the graph of the next captured
@@ -243,7 +246,7 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
         moe = np.where(ranks > 1, (busiest + (dp - 1) * pre) / dp, busiest)
         g, d, pr, h = _gpu_step_s(ctx, tp, dp, ep, b, dec, busiest + 0 * pre, context, moe, pp, busy=busy)
         g = np.maximum(g, t_floor)                     # offloaded weights stream in no faster (serving_offload)
-        acc[0], acc[1], acc[3], acc[4] = acc[0] + p * np.maximum(g, t_host), acc[1] + p * g, acc[3] + p * d, acc[4] + p * h
+        acc[0], acc[1], acc[3], acc[4] = acc[0] + p * kern.iteration_s(ctx, g, t_host), acc[1] + p * g, acc[3] + p * d, acc[4] + p * h
         acc[2] = {k: acc[2].get(k, 0.0) + p * v for k, v in pr.items()}
     return tuple(acc)
 
@@ -266,7 +269,8 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     b, busy = sched.slot_occupancy(conc, rep, dp, pp)
     emitting = busy * np.minimum(conc / rep, 1.0)         # busy slots of the replicas that hold any sequence
     dec, pre, context = _token_mix(ctx, b)
-    # host work per iteration, overlapped with the GPU's previous iteration: the slower one paces
+    # host work per iteration, overlapped with the GPU's previous iteration (the slower one paces) or, on an
+    # engine without an overlap scheduler (vllm-v0.5), in series with it (serving_kernels.iteration_s)
     t_host = kern.host_time_s(b, ctx.host_step_s, ctx.host_per_sequence_s)
     if ctx.mode == "aggregated":
         t_step, t_gpu, parts, t_dense, t_head = _aggregated_step(ctx, tp, dp, ep, b, dec, pre, context, t_host, pp,
@@ -274,11 +278,11 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     else:
         t_gpu, t_dense, parts, t_head = _gpu_step_s(ctx, tp, dp, ep, b, dec, pre, context, pp=pp, busy=busy)
         t_gpu = np.maximum(t_gpu, t_stream)
-        t_step = np.maximum(t_gpu, t_host)
+        t_step = kern.iteration_s(ctx, t_gpu, t_host)
     # TTFT: one iteration that carries a whole prompt next to the decode batch, through every stage
     ttft_pre = np.maximum(pre, ctx.isl) if ctx.mode != "prefill" else pre
     t_ttft_gpu = _gpu_step_s(ctx, tp, dp, ep, b, dec, ttft_pre, context, pp=pp, through=True, busy=busy)[0]
-    t_ttft = np.maximum(np.maximum(t_ttft_gpu, pp * t_stream), t_host)
+    t_ttft = kern.iteration_s(ctx, np.maximum(t_ttft_gpu, pp * t_stream), t_host)
     w, kv, work = pipe.memory_bytes(ctx, tp, r, b, dec, pre, pp)
     w = w + offl.staged_weight_bytes(ctx, tp, r, pp, off)
     mem = w + kv + work

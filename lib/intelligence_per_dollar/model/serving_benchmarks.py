@@ -147,7 +147,7 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
         def step(d, p, x, tp=tp, dp=dp, ep=ep, pp=pp, t_stream=t_stream, busy=busy):
             t_host = kern.host_time_s(d + p / ctx.isl, ctx.host_step_s, ctx.host_per_sequence_s)
             t_gpu = np.maximum(gpu_step_s(ctx, tp, dp, ep, d, d, p, x, pp=pp, busy=busy)[0], t_stream)   # offload
-            return pp * np.maximum(t_gpu, t_host)
+            return pp * kern.iteration_s(ctx, t_gpu, t_host)
 
         slot_batch = max(math.floor(batch[j] / active), 1)
         budget = max(tokens[j], ctx.isl)                       # prompts whole (chunked engines: within a piece)

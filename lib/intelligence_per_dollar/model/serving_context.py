@@ -124,6 +124,15 @@ def _param_totals(s: models.ModelSpec) -> dict[str, float]:
             **{k: float(v) for k, v in p.items()}}
 
 
+def _host_per_sequence_s(scheduler: str, scenario: str) -> float:
+    """Host seconds per running sequence and iteration: an overlap-scheduler engine's, or vLLM v0.5's engine
+    work plus (served through its API server, ``vllm-v0.5``) the API server's (:mod:`serving_schedulers`)."""
+    if not sched.is_vllm_v05(scheduler):
+        return assumed("host_per_sequence_s", scenario)
+    api = assumed("vllm_v05_api_server_per_sequence_s", scenario) if scheduler == "vllm-v0.5" else 0.0
+    return assumed("vllm_v05_engine_per_sequence_s", scenario) + api
+
+
 def context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
              comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None),
              weight_offload=False, output_spread=(0.0, None, None)) -> kern.Context:
@@ -134,7 +143,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
     kern.check_catalogue_fields(acc)
-    bench = sched.is_trtllm_bench(sched.check_scheduler(scheduler))
+    whole = sched.whole_prompts(sched.check_scheduler(scheduler))
     torch_ref = implementation == "pytorch"
     isl = checks.positive_int("input_tokens", input_tokens)
     osl = checks.positive_int("output_tokens", output_tokens)
@@ -157,14 +166,14 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         ceil.grouped_gemm_hbm_efficiency, assumed("grouped_gemm_launch_s", scenario),
         assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
         assumed("expert_load_cv", scenario), assumed("host_step_s", scenario),
-        assumed("host_per_sequence_s", scenario), _param_totals(s),
+        _host_per_sequence_s(scheduler, scenario), _param_totals(s), host_serial=sched.is_vllm_v05(scheduler),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),
         attention_run_precision=attention_run, attention_peak=peaks.dense_flop_per_s(acc, attention_run),
         attention_w_bytes=hardware.BYTES_PER_ELEMENT[attention],
         expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
         kv_block_tokens=assumed("kv_block_tokens", scenario),
-        prefill_chunk_tokens=np.inf if bench else assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
+        prefill_chunk_tokens=np.inf if whole else assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
         max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
         host_link_efficiency=assumed("host_link_efficiency", scenario),
         memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max,

@@ -20,6 +20,15 @@
   (``trtllm-bench build``; the C++ runtime pads no CUDA graphs).
 * ``"unsynchronised-adp"``: the physics default for workloads of varied lengths, where each
   attention-DP rank admits prompts on its own (TensorRT-LLM's round-robin baseline).
+* ``"vllm-v0.5"``: vLLM before v0.6 (v0.5.x, mid-2024) served through its OpenAI API server
+  (``benchmark_serving.py``). It had no overlap scheduler: its host work (gathering the last step's outputs,
+  scheduling, preparing inputs, and the API server streaming every token) ran in series with the GPU
+  (:func:`serving_kernels.iteration_s`) and costs ``vllm_v05_engine_per_sequence_s`` +
+  ``vllm_v05_api_server_per_sequence_s`` per running sequence and iteration (``data/assumptions/
+  inference.csv``, derived from the v0.6.0 release blog's profile of v0.5.3). Its defaults: ``max_num_seqs``
+  256 and, with chunked prefill off, whole prompts (:data:`VLLM_V05_DEFAULT_LIMITS`).
+* ``"vllm-v0.5-offline"``: the same engine driven in-process (``benchmark_throughput.py``, the ``LLM`` class):
+  no API server, so only the engine's per-sequence host time.
 
 **Attention-DP imbalance.** With attention data parallelism every rank runs its own attention,
 dense layers and norms, but the MoE layers (all-to-all, experts) synchronise all ranks every
@@ -45,11 +54,13 @@ from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
-           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "check_scheduler", "check_limits", "is_trtllm_bench",
+           "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "VLLM_V05_DEFAULT_LIMITS", "check_scheduler", "check_limits",
+           "is_trtllm_bench", "is_vllm_v05", "whole_prompts",
            "graph_padded_tokens", "graph_replay", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
            "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
-SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp")
+SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp", "vllm-v0.5",
+              "vllm-v0.5-offline")
 #: CUDA-graph batch sizes of TensorRT-LLM's performance-overview runs, with ``enable_padding: true``
 #: (``llm_options.yml`` of docs/source/performance/perf-overview.md at v0.20 ab4143e and v1.0 00f3768,
 #: docs/source/developer-guide/perf-overview.md at 03e27c7: "Starting with v0.19, testing was performed
@@ -77,6 +88,10 @@ TRTLLM_DEFAULT_LIMITS = (2048, 8192)
 #: arg_utils.py; SGLang ``chunked_prefill_size`` 8192), so these are the most generous engine defaults:
 #: a batch beyond them is one no engine runs without being told to.
 ENGINE_DEFAULT_LIMITS = TRTLLM_DEFAULT_LIMITS
+#: (max_num_seqs, max_num_batched_tokens) of vLLM v0.5 left at its defaults (vllm/engine/arg_utils.py v0.5.4:
+#: ``max_num_seqs`` 256; with chunked prefill off, ``max_num_batched_tokens`` = ``max(max_model_len, 2048)``:
+#: a whole prompt per prefill iteration; 32,768 is the context of the models its benchmarks served).
+VLLM_V05_DEFAULT_LIMITS = (256, 32768)
 #: Prompt pieces per rank and iteration above which the busiest rank is taken to carry the mean
 #: (Poisson: relative spread 1/sqrt(lam) < 18%; keeps the distribution short).
 MANY_PIECES = 30.0
@@ -96,7 +111,7 @@ def check_limits(max_batch_size, max_num_tokens, isl: int, scheduler: str) -> tu
     ``max_num_tokens`` must be at least ``isl``."""
     bs = None if max_batch_size is None else checks.positive_int("max_batch_size", max_batch_size)
     tok = None if max_num_tokens is None else checks.positive_int("max_num_tokens", max_num_tokens)
-    if tok is not None and is_trtllm_bench(scheduler) and tok < isl:
+    if tok is not None and whole_prompts(scheduler) and tok < isl:
         raise ValueError(f"max_num_tokens={tok} is below input_tokens={isl}: scheduler={scheduler!r} schedules "
                          f"prompts whole (no chunked prefill), so no request could ever start")
     return bs, tok
@@ -104,6 +119,16 @@ def check_limits(max_batch_size, max_num_tokens, isl: int, scheduler: str) -> tu
 
 def is_trtllm_bench(scheduler: str) -> bool:
     return scheduler.startswith("trtllm-bench")
+
+
+def is_vllm_v05(scheduler: str) -> bool:
+    """vLLM before v0.6: host work in series with the GPU (:func:`serving_kernels.iteration_s`)."""
+    return scheduler.startswith("vllm-v0.5")
+
+
+def whole_prompts(scheduler: str) -> bool:
+    """Whether the scheduler runs every prompt whole in one iteration (chunked prefill off)."""
+    return is_trtllm_bench(scheduler) or is_vllm_v05(scheduler)
 
 
 def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf, replay=None):
@@ -261,7 +286,8 @@ def limits(ctx, tp, dp, pp=1.0):
     tp, dp, pp = np.broadcast_arrays(np.asarray(tp, float), np.asarray(dp, float), np.asarray(pp, float))
     given = ctx.max_batch_size, ctx.max_num_tokens
     if not is_trtllm_bench(ctx.scheduler) or None not in given:
-        return tuple(np.full(tp.shape, float(v if v is not None else d)) for v, d in zip(given, ENGINE_DEFAULT_LIMITS))
+        default = VLLM_V05_DEFAULT_LIMITS if is_vllm_v05(ctx.scheduler) else ENGINE_DEFAULT_LIMITS
+        return tuple(np.full(tp.shape, float(v if v is not None else d)) for v, d in zip(given, default))
     bs, tok = _trtllm_bench_heuristic(ctx, tp, dp, pp)
     return (bs if given[0] is None else np.full(tp.shape, float(given[0])),
             tok if given[1] is None else np.full(tp.shape, float(given[1])))
