@@ -591,3 +591,11 @@ def test_held_out_set_20_stays_near_its_blind_error(table):
     (scheduler vllm-v0.5-offline, the in-process benchmark without the API server's host time): +23% / +21%; the set
     43% / 169%."""
     _check_held_out_set(table, "heldout20-", 14, 0.43, 1.70, 14, 0.43)
+
+
+def test_held_out_set_21_stays_near_its_blind_error(table):
+    """Set 21 of data/runs/HELD_OUT.md (14 MLPerf Inference runs collected blind: v5.0 HPE on 8 H100 and Supermicro's
+    Mixtral on 8 B200 / H200, v5.1 and v6.0 Supermicro on 8 B200; Offline, Server and Interactive): 12.0% / 86% when
+    first predicted. Offline and Server within 14% except Llama 3.1 405B Server (+25%); the Interactive runs, held to p99
+    TPOT limits, +53% to +86% (the model read the limits against steady-state mean latencies)."""
+    _check_held_out_set(table, "heldout21-", 14, 0.13, 0.87, 5, 0.11)

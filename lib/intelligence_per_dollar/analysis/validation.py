@@ -90,7 +90,8 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout17-mlperf50-llama405b", "heldout17-mlperf60-gptoss20b",
                    "heldout18-kempnerforge-h200", "heldout18-kempnerforge-scale", "heldout18-ibm-fsdp",
                    "heldout19-dgxc-gpt3-175b", "heldout19-dgxc-llama31-8b", "heldout19-nemotron4-340b-production",
-                   "heldout19-llama1-65b-production", "heldout20-tinyllama", "heldout20-fms-fsdp-readme")
+                   "heldout19-llama1-65b-production", "heldout20-tinyllama", "heldout20-fms-fsdp-readme",
+                   "heldout21-mlperf60-llama31_405b", "heldout21-mlperf60-gpt_oss_20b", "heldout21-mlperf60-llama31_8b")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
