@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from intelligence_per_dollar.model import inference as inf
 from intelligence_per_dollar.model import serving_benchmarks as sb
 from intelligence_per_dollar.model import serving_lengths as sl
+from intelligence_per_dollar.sources import workloads
 
 LLAMA70 = dict(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=128256)
 
@@ -177,7 +178,9 @@ def test_output_dataset_is_validated(kw, msg):
 def test_run_rows_name_a_dataset_with_a_length_file(tmp_path):
     from intelligence_per_dollar.sources import io as sio, runs
     rows = [c for c in runs.inference_runs() if c["output_dataset"]]
-    assert len(rows) >= 10 and {c["output_dataset"] for c in rows} == {"sharegpt-vllm"}
+    assert len(rows) >= 10
+    assert {c["output_dataset"] for c in rows} == {"sharegpt-vllm", "mlperf-llama2-70b", "mlperf-llama3.1-405b"}
+    assert all(c["output_dataset"].startswith("mlperf-") == ("mlperf" in c["id"]) for c in rows)
     text = sio.data_path("runs", "inference_runs.csv").read_text()
     bad = tmp_path / "runs.csv"
     bad.write_text(text.replace(",sharegpt-vllm\n", ",sharegpt\n", 1))
@@ -221,3 +224,17 @@ def test_every_length_file_states_its_source():
                 if l.startswith("#")]
         text = "\n".join(head)
         assert "# source_url: https://" in text and "# date_read: 2026-" in text and "kind: measured" in text, name
+
+
+@pytest.mark.parametrize("name,samples,mean_in,mean_out,cv_out,max_out", [
+    ("mlperf-llama2-70b", 24576, 222.33, 218.89, 0.787, 1016),
+    ("mlperf-llama3.1-405b", 8313, 9428.6, 684.7, 0.381, 1830)])
+def test_mlperf_length_files_are_the_whole_datasets(name, samples, mean_in, mean_out, cv_out, max_out):
+    """The MLPerf llama2-70b and llama3.1-405b length files hold every sample of their MLCommons datasets: the counts
+    and means their headers state (input means 222 and 9,429: the MLPerf rows' input_tokens; the 405B output mean
+    685: its rows' output_tokens)."""
+    ins, outs = workloads.length_sample(name)
+    o = np.asarray(outs, float)
+    assert len(ins) == len(outs) == samples
+    assert np.mean(ins) == pytest.approx(mean_in, abs=0.05) and o.mean() == pytest.approx(mean_out, abs=0.05)
+    assert o.std() / o.mean() == pytest.approx(cv_out, abs=0.001) and o.max() == max_out

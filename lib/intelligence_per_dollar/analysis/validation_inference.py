@@ -52,6 +52,7 @@ sizes (SGLang PRs 11816 and 11730): moderate-batch MoE decode is slower in the m
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from intelligence_per_dollar.model import efficiency, inference, peaks, serving_context, serving_slo
@@ -107,19 +108,27 @@ def is_max_load(case: dict) -> bool:
             and not case["concurrency"] and not runs.is_latency_limited(case))
 
 
+#: How a run held to latency limits is read: every such row of data/runs/inference_runs.csv is an MLPerf Inference
+#: Server or Interactive run, whose queries arrive as a Poisson stream and whose limits bound the 99th percentile of
+#: each query's TTFT and TPOT (MLPerf Inference rules; :mod:`serving_arrivals`).
+SLO_ARRIVALS, SLO_PERCENTILE = "poisson", 0.99
+
+
 def _predict_under_slo(case: dict, scenario: str) -> tuple[float, inference.Estimate]:
-    """A run held to latency limits (``ttft_limit_s`` / ``tpot_limit_s``): the best point of the frontier that
-    meets them (:func:`serving_slo.best_under_slo`), re-estimated at its concurrency and layout."""
+    """A run held to latency limits (``ttft_limit_s`` / ``tpot_limit_s``): the highest output rate that meets them
+    under Poisson arrivals at the 99th percentile (:func:`serving_slo.best_under_slo`, :data:`SLO_ARRIVALS`), with the
+    steady state at its layout and mean concurrency for the time and memory breakdown."""
     kw = _engine_kwargs(case, scenario)
     row = serving_slo.best_under_slo(case["model"], case["accelerator"], case["gpus"], case["precision"],
                                    case["input_tokens"], case["output_tokens"], max_tpot_s=case.get("tpot_limit_s"),
-                                   max_ttft_s=case.get("ttft_limit_s"), parallelism=case["parallelism"] or None, **kw)
+                                   max_ttft_s=case.get("ttft_limit_s"), parallelism=case["parallelism"] or None,
+                                   arrivals=SLO_ARRIVALS, percentile=SLO_PERCENTILE, **kw)
     layout = {k: int(row[k]) for k in inference.PARALLELISM_KEYS}
     share = float(row["offload"])                 # the row's own host-offload share, held fixed
+    conc = max(float(np.round(row["concurrency"])), float(row["replicas"] * row["dp"] * row["pp"]))
     e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
-                           case["output_tokens"], float(row["concurrency"]), layout,
-                           weight_offload=share if share > 0 else False, **kw)
-    return e.output_tokens_per_s_per_gpu, e
+                           case["output_tokens"], conc, layout, weight_offload=share if share > 0 else False, **kw)
+    return float(row["output_tokens_per_s_per_gpu"]), e
 
 
 def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Estimate | None]:

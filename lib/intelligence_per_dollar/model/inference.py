@@ -115,7 +115,8 @@ from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, cand
 from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTIER_COLUMNS", "Estimate", "estimate",
-           "frontier", "evaluate", "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw"]
+           "frontier", "evaluate", "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw",
+           "serving_context"]
 
 
 
@@ -382,6 +383,19 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
                          f"and fit in the NVLink domain ({ctx.domain}; a tp you fix may span whole domains), "
                          f"tp x dp x pp must divide gpus")
     return gpus, ctx, offl.with_offload(ctx, c, lambda cand: max_concurrency(ctx, cand).max() >= 1)
+
+
+def serving_context(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
+                    output_tokens: int = 1000, *, kv_precision: str | None = None, mode: str = "aggregated",
+                    scenario: str = "central", comm_overlap: bool = False, implementation: str = "engine",
+                    scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
+                    weight_offload: bool | float | None = None, output_tokens_cv: float = 0.0,
+                    output_tokens_max: int | None = None, output_dataset: str | None = None) -> kern.Context:
+    """The validated per-case context :func:`frontier` evaluates with the same arguments (for callers that run the
+    iteration model themselves, :mod:`serving_arrivals`)."""
+    return _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, None, kv_precision, mode, scenario,
+                  comm_overlap, implementation, scheduler, (max_batch_size, max_num_tokens), weight_offload,
+                  (output_tokens_cv, output_tokens_max, output_dataset))[1]
 
 
 def _no_fit_message(ctx, gpus, c):

@@ -10,14 +10,21 @@ import numpy as np
 import pandas as pd
 
 from intelligence_per_dollar.model import inference
+from intelligence_per_dollar.model import serving_arrivals as arrivals_model
 from intelligence_per_dollar.sources import checks
 
-__all__ = ["best_under_slo"]
+__all__ = ["best_under_slo", "ARRIVALS", "POISSON_LAYOUTS"]
+
+#: How requests reach the server: ``steady`` (the closed frontier: a fixed number in flight, the limits read against
+#: its mean latencies) or ``poisson`` (an open Poisson stream, the limits read at a percentile; :mod:`serving_arrivals`).
+ARRIVALS = ("steady", "poisson")
+#: Layouts simulated under Poisson arrivals: the best this many by their closed-system throughput under the limits.
+POISSON_LAYOUTS = 3
 
 
 def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
                    output_tokens: int = 1000, *, max_tpot_s: float | None = None, max_ttft_s: float | None = None,
-                   **frontier_kwargs) -> pd.Series:
+                   arrivals: str = "steady", percentile: float = 0.99, **frontier_kwargs) -> pd.Series:
     """The highest-throughput point of :func:`inference.frontier` that meets a latency target (a service-level
     objective): time per output token ``1 / tokens_per_s_per_user <= max_tpot_s`` and ``ttft_s <= max_ttft_s``
     (either may be None). This is how a latency-bounded benchmark is read (MLPerf Inference's Server scenario:
@@ -25,7 +32,17 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     steady state (a mean: no queueing, no percentile), so a p99 limit is met here a little more easily than in
     a run. ``frontier_kwargs`` go to :func:`inference.frontier` (``parallelism``, ``kv_precision``, ``scheduler``, ...).
     ``ValueError`` when no point meets the target, naming the fastest per-user speed and the lowest TTFT reached.
+
+    ``arrivals="poisson"`` reads the limits as a benchmark with random arrivals does (MLPerf's Server scenario: Poisson
+    queries, limits on the ``percentile`` of each query's TTFT and TPOT): the :data:`POISSON_LAYOUTS` best layouts
+    (one pipeline stage, no host offload) that meet the limits in the steady state are each simulated under Poisson
+    arrivals (:func:`serving_arrivals.max_rate`), and the row is the layout with the highest rate that meets them at
+    the percentile: ``output_tokens_per_s_per_gpu`` that rate's output, ``concurrency`` its mean sequences in flight,
+    ``tokens_per_s_per_user`` / ``step_time_s`` from its mean TPOT, ``ttft_s`` and ``tpot_percentile_s`` the
+    percentiles, ``arrival_rate_per_s`` the requests per second of all replicas.
     """
+    checks.choice("arrivals", arrivals, ARRIVALS)
+    checks.fraction("percentile", percentile, low_open=True)
     limits = {k: (None if v is None else checks.positive_number(k, v))
               for k, v in (("max_tpot_s", max_tpot_s), ("max_ttft_s", max_ttft_s))}
     for k in ("concurrency", "envelope"):
@@ -49,4 +66,54 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
                          f"per output token and the lowest TTFT is {f['ttft_s'].min():.4g} s; allowed: targets at or "
                          f"above those")
     g = f[ok]
-    return g.loc[g["output_tokens_per_s_per_gpu"].idxmax()]
+    if arrivals == "steady":
+        return g.loc[g["output_tokens_per_s_per_gpu"].idxmax()]
+    return _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, f, g, limits,
+                               percentile, frontier_kwargs)
+
+
+def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, f, g, limits, percentile,
+                        kwargs) -> pd.Series:
+    """:func:`best_under_slo` under Poisson arrivals (its docstring): the steady points that meet the limits ``g``
+    pick the layouts to simulate; ``f`` (every point) bounds each layout's rate from above."""
+    keys = list(inference.PARALLELISM_KEYS)
+    g = g[(g["pp"] == 1) & (g["offload"] == 0)]
+    if g.empty:
+        raise ValueError(f"arrivals='poisson' simulates single-stage layouts without host offload, and none of "
+                         f"{gpus} {accelerator} GPUs meets max_tpot_s={limits['max_tpot_s']!r}, "
+                         f"max_ttft_s={limits['max_ttft_s']!r} in the steady state; allowed: arrivals='steady'")
+    top = (g.sort_values("output_tokens_per_s_per_gpu", ascending=False).drop_duplicates(keys)
+           .head(POISSON_LAYOUTS))
+    ctx_kwargs = {k: v for k, v in kwargs.items() if k not in ("parallelism", "points")}
+    ctx = inference.serving_context(model, accelerator, gpus, precision, input_tokens, output_tokens, **ctx_kwargs)
+    best = None
+    for _, row in top.iterrows():
+        tp, dp, ep, rep = (int(row[k]) for k in ("tp", "dp", "ep", "replicas"))
+        ranks = rep * dp                               # attention ranks, each simulated alike (serving_arrivals)
+        same = f[(f["tp"] == tp) & (f["dp"] == dp) & (f["ep"] == ep) & (f["pp"] == 1) & (f["replicas"] == rep)
+                 & (f["offload"] == 0)]
+        rate_hi = float(same["output_tokens_per_s_per_gpu"].max()) * tp / ctx.osl
+        layout = {k: np.array([float(row[k])]) for k in ("tp", "dp", "ep", "pp", "replicas", "offload")}
+        seqs = float(inference.max_concurrency(ctx, layout, steady=False)[0]) / ranks
+        r = arrivals_model.max_rate(ctx, tp, dp, ep, rate_hi, max_ttft_s=limits["max_ttft_s"],
+                                    max_tpot_s=limits["max_tpot_s"], percentile=percentile, max_sequences=seqs)
+        if r["rate_per_s"] <= 0.0:
+            continue
+        out = row.copy()
+        out["output_tokens_per_s_per_gpu"] = r["output_tokens_per_s"] / tp
+        out["concurrency"] = r["mean_in_flight"] * ranks
+        out["tokens_per_s_per_user"] = 1.0 / r["mean_tpot_s"]
+        out["step_time_s"] = r["mean_tpot_s"]
+        out["ttft_s"] = r["ttft_s"]
+        out["tpot_percentile_s"] = r["tpot_s"]
+        out["arrival_rate_per_s"] = r["rate_per_s"] * ranks
+        at = {**layout, "concurrency": np.array([max(round(out["concurrency"]), ranks)], float)}
+        out["memory_per_gpu_bytes"] = float(inference.evaluate(ctx, at)["memory_per_gpu_bytes"][0])
+        if best is None or out["output_tokens_per_s_per_gpu"] > best["output_tokens_per_s_per_gpu"]:
+            best = out
+    if best is None:
+        raise ValueError(f"under Poisson arrivals no layout of {gpus} {accelerator} GPUs keeps the "
+                         f"p{percentile * 100:g} TTFT / TPOT under max_ttft_s={limits['max_ttft_s']!r}, "
+                         f"max_tpot_s={limits['max_tpot_s']!r}, even at a trickle of requests; allowed: looser limits "
+                         f"or a lower percentile")
+    return best

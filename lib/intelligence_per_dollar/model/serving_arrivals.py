@@ -1,0 +1,258 @@
+"""Open-loop serving: requests that arrive on their own (a Poisson stream), read at a latency percentile.
+
+The frontier (:func:`inference.frontier`) is a *closed* system: a fixed number of sequences in flight, each finished
+request replaced at once, every iteration the mean one. A latency-bounded benchmark is *open*: MLPerf Inference's
+Server scenario sends queries as a Poisson process and reports the highest rate whose 99th-percentile time to first
+token (TTFT) and time per output token (TPOT, ``(latency - TTFT) / (tokens - 1)`` per query) stay under limits
+(MLPerf Inference rules, "Server" scenario and the LLM latency constraints). Under random arrivals the number of
+sequences in flight wanders (for independent requests it is Poisson about its mean, M/G/inf; Kleinrock 1975,
+*Queueing Systems* Vol. I, section 3.5), iterations that carry a new prompt are longer than decode-only ones, and
+prompts that arrive together queue for the iteration's token budget. Because the iteration time grows faster than
+linearly near the batch the GPU can hold, these fluctuations lengthen the *mean* TPOT and spread the percentiles:
+at the rate where the closed system's mean TPOT meets a limit, the open system's p99 does not.
+
+:func:`simulate` runs one replica as an engine does (FIFO admission up to its sequence limit; each iteration decodes
+one token of every running sequence and prefills waiting prompts, first come first served, in pieces of at most
+``prefill_chunk_tokens`` within the ``max_num_tokens`` budget left after the decode tokens, or whole where the
+scheduler runs prompts whole), with each iteration's time from the serving model itself (:func:`iteration_table`:
+the same kernels, collectives and host time as :func:`inference.evaluate`, tabulated over decode sequences and prompt
+tokens). Runs of decode-only iterations between events are advanced in one step (their time is constant), so a
+simulation costs a few operations per request, not per token. :func:`max_rate` finds the highest arrival rate whose
+percentiles meet the limits. The unit simulated is one *attention rank* (a replica's ``tp`` GPUs, or one of its ``dp``
+attention-data-parallel ranks, which hold their own sequences and admit their own requests): every rank of every
+replica receives an independent, equal share of the arrivals (a dispatcher that balances no better than random, the
+conservative reading of MLPerf harnesses that spread queries over engines), and the ranks of a replica, which step
+together through its MoE layers, are taken to carry equal loads (the closed model's busiest-rank spread is not
+repeated here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_kernels as kern
+from intelligence_per_dollar.model import serving_lengths as lengths
+from intelligence_per_dollar.model import serving_schedulers as sched
+from intelligence_per_dollar.sources import checks
+
+__all__ = ["IterationTable", "iteration_table", "simulate", "window", "latency_percentiles", "steady_in_flight",
+           "max_rate", "SIM_REQUESTS", "WARMUP_SHARE"]
+
+#: Requests per simulated replica: the middle 60% (:data:`WARMUP_SHARE` dropped at each end: the ramp from an empty
+#: server and the drain after the last arrival) give the percentiles, ~12 requests above a p99 of 1,200.
+SIM_REQUESTS = 2000
+#: Share of the requests dropped at the start (and at the end) of a simulation.
+WARMUP_SHARE = 0.2
+_DECODE_POINTS, _PREFILL_POINTS = 40, 24
+
+
+@dataclass(frozen=True)
+class IterationTable:
+    """Iteration time of one replica over a grid of decode sequences and prompt tokens (bilinear between points)."""
+
+    decode: np.ndarray        # decode sequences in the iteration (whole replica), ascending from 0
+    prefill: np.ndarray       # prompt tokens in the iteration (whole replica), ascending from 0
+    step_s: np.ndarray        # shape (len(decode), len(prefill))
+
+    def __call__(self, decode: float, prefill: float) -> float:
+        d, p = self.decode, self.prefill
+        i = min(max(int(np.searchsorted(d, decode, side="right")) - 1, 0), len(d) - 2)
+        j = min(max(int(np.searchsorted(p, prefill, side="right")) - 1, 0), len(p) - 2)
+        x = (decode - d[i]) / (d[i + 1] - d[i])
+        y = (prefill - p[j]) / (p[j + 1] - p[j])
+        s = self.step_s
+        return float((1 - x) * (1 - y) * s[i, j] + x * (1 - y) * s[i + 1, j] + (1 - x) * y * s[i, j + 1]
+                     + x * y * s[i + 1, j + 1])
+
+
+def iteration_table(ctx: kern.Context, tp: int, dp: int, ep: int, max_sequences: float,
+                    max_tokens: float) -> IterationTable:
+    """Iteration seconds of an attention rank (``tp`` GPUs of a replica of ``tp x dp``, expert parallelism ``ep``,
+    one pipeline stage; every rank carrying the same) holding ``decode`` running sequences and prefilling ``prefill``
+    prompt tokens: :func:`inference._gpu_step_s` (every layer and the LM head at the case's mean decode context) with
+    the host time (:func:`serving_kernels.iteration_s`). Grid: 0 to ``max_sequences`` decode sequences and 0 to
+    ``max_tokens`` prompt tokens, geometrically spaced (the time is smooth and nearly linear in each)."""
+    dec = np.unique(np.concatenate([[0.0], np.geomspace(1.0, max(max_sequences, 2.0), _DECODE_POINTS)]))
+    pre = np.unique(np.concatenate([[0.0], np.geomspace(1.0, max(max_tokens, 2.0), _PREFILL_POINTS)]))
+    D, P = np.meshgrid(dec, pre, indexing="ij")
+    context = ctx.isl + ctx.decode_position_tokens
+    full = np.ones_like(D)
+    gpu = inf._gpu_step_s(ctx, tp * full, dp * full, ep * full, D, D, P, context)[0]
+    host = kern.host_time_s(D, ctx.host_step_s, ctx.host_per_sequence_s)
+    return IterationTable(dec, pre, kern.iteration_s(ctx, gpu, host) + 0.0 * D)
+
+
+def simulate(step: IterationTable, rate_per_s: float, input_tokens: int, output_tokens: np.ndarray,
+             max_sequences: int, max_num_tokens: float, prefill_piece: float, seed: int = 0,
+             warm: int = 0) -> dict[str, np.ndarray]:
+    """One replica under Poisson arrivals at ``rate_per_s``: per request (in arrival order) ``arrival_s``,
+    ``ttft_s`` and ``tpot_s`` (NaN for one-token outputs), and ``finish_s``.
+
+    ``output_tokens``: each request's output length (whole tokens >= 1; the requests are as many); ``max_sequences``:
+    running sequences the engine admits (later arrivals wait, first in first out); ``max_num_tokens``: tokens per
+    iteration (decode tokens first, prompt pieces of at most ``prefill_piece`` tokens in the rest; ``inf`` piece:
+    prompts whole, a prompt starting only when all of it fits). The arrivals are a fixed seeded sequence scaled by
+    ``1 / rate_per_s``, so percentiles change smoothly with the rate. ``warm``: the first ``warm`` requests are
+    already decoding at time 0, each part way through its output (uniformly), so the run starts near its steady
+    occupancy instead of ramping up from an empty server (their latencies are returned as NaN)."""
+    rate = checks.positive_number("rate_per_s", rate_per_s)
+    out = np.asarray(output_tokens, float)
+    n = out.size
+    isl = float(checks.positive_int("input_tokens", input_tokens))
+    cap = checks.positive_int("max_sequences", max_sequences)
+    budget = checks.positive_number("max_num_tokens", max_num_tokens)
+    piece = min(float(prefill_piece), isl)
+    whole = not np.isfinite(prefill_piece)
+    if whole and budget < isl:
+        raise ValueError(f"max_num_tokens={budget!r} is below input_tokens={isl:g}: whole prompts never fit")
+    warm = min(checks.integer("warm", warm, low=0), n, cap)
+    arrive = np.zeros(n)
+    arrive[warm:] = np.cumsum(np.random.default_rng(seed).exponential(1.0, n - warm)) / rate
+    pre_left = np.full(n, isl)
+    out_left = out.copy()
+    pre_left[:warm] = 0.0
+    out_left[:warm] = np.ceil(np.random.default_rng(seed + 1).uniform(0.0, 1.0, warm) * out[:warm])
+    first = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    running: list[int] = list(range(warm))     # admitted, unfinished, in admission (= arrival) order
+    nxt = warm                                 # next request not yet admitted (arrivals are in order)
+    t = 0.0
+    while nxt < n or running:
+        while nxt < n and len(running) < cap and arrive[nxt] <= t:
+            running.append(nxt)
+            nxt += 1
+        if not running:
+            t = arrive[nxt]
+            continue
+        r = np.fromiter(running, int, len(running))
+        prefilling = pre_left[r] > 0
+        decoding = r[~prefilling]
+        room = budget - decoding.size
+        waiting = r[prefilling]
+        take = np.zeros(waiting.size)
+        if waiting.size and room > 0:
+            want = np.minimum(pre_left[waiting], piece)
+            if whole:      # first come first served: a prompt that does not fit stops the queue
+                fits = np.cumsum(want) <= room
+                take = np.where(np.cumsum(~fits) == 0, want, 0.0)
+            else:
+                before = np.cumsum(want) - want
+                take = np.clip(room - before, 0.0, want)
+        tokens = float(take.sum())
+        dt = step(decoding.size, tokens)
+        k = 1
+        if tokens == 0.0 and not waiting.size and decoding.size:
+            # a run of identical decode-only iterations: jump to the next finish or the next admission
+            k = int(out_left[decoding].min())
+            if nxt < n and len(running) < cap:
+                k = min(k, max(int(np.ceil((arrive[nxt] - t) / dt)), 1))
+        t += k * dt
+        out_left[decoding] -= k
+        if waiting.size:
+            pre_left[waiting] -= take
+            started = waiting[(take > 0) & (pre_left[waiting] <= 0)]
+            first[started] = t
+            out_left[started] -= 1             # the prefill iteration emits the first token
+        done = r[out_left[r] <= 0]
+        if done.size:
+            finish[done] = t
+            gone = set(done.tolist())
+            running = [i for i in running if i not in gone]
+    ttft = first - arrive
+    tpot = np.where(out > 1, (finish - first) / np.maximum(out - 1.0, 1.0), np.nan)
+    ttft[:warm], tpot[:warm] = np.nan, np.nan
+    return {"arrival_s": arrive, "ttft_s": ttft, "tpot_s": tpot, "finish_s": finish, "warm": warm}
+
+
+def window(sim: dict[str, np.ndarray]) -> slice:
+    """The requests a simulation is read over: those that arrived after the warm ones, less the first
+    :data:`WARMUP_SHARE` / 2 (the arrivals settling in) and the last :data:`WARMUP_SHARE` (they finish while the
+    arrivals stop, on a draining server)."""
+    warm, n = int(sim["warm"]), sim["ttft_s"].size
+    new = n - warm
+    lo, hi = warm + int(new * WARMUP_SHARE / 2), warm + int(new * (1.0 - WARMUP_SHARE))
+    return slice(lo, max(hi, lo + 1))
+
+
+def latency_percentiles(sim: dict[str, np.ndarray], percentile: float) -> tuple[float, float]:
+    """(TTFT, TPOT) at ``percentile`` (a fraction, e.g. 0.99) over the requests of a simulation's :func:`window`."""
+    q = checks.fraction("percentile", percentile) * 100.0
+    mid = window(sim)
+    tpot = sim["tpot_s"][mid]
+    tpot = tpot[np.isfinite(tpot)]
+    return float(np.percentile(sim["ttft_s"][mid], q)), float(np.percentile(tpot, q)) if tpot.size else 0.0
+
+
+def steady_in_flight(step: IterationTable, rate_per_s: float, input_tokens: int, mean_output_tokens: float,
+                     max_sequences: int) -> float:
+    """Sequences in flight at ``rate_per_s`` in the steady state (Little's law, ``L = rate x osl x t(L)`` with the
+    iteration ``t`` carrying ``L x ISL / OSL`` prompt tokens; fixed-point iteration from below), or ``inf`` when no
+    occupancy up to ``max_sequences`` keeps up with the arrivals (an open system above its capacity)."""
+    rate = checks.positive_number("rate_per_s", rate_per_s)
+    share = input_tokens / mean_output_tokens
+
+    def t(L):
+        return step(L, L * share)
+
+    if rate * mean_output_tokens * t(max_sequences) >= max_sequences:
+        return np.inf
+    L = 0.0
+    for _ in range(200):
+        nxt = rate * mean_output_tokens * t(L)
+        if abs(nxt - L) <= 1e-6 * max(nxt, 1.0):
+            return nxt
+        L = nxt
+    return L
+
+
+def max_rate(ctx: kern.Context, tp: int, dp: int, ep: int, rate_hi_per_s: float, *, max_ttft_s: float | None,
+             max_tpot_s: float | None, percentile: float = 0.99, max_sequences: float | None = None,
+             steps: int = 9) -> dict[str, float]:
+    """The highest Poisson arrival rate one attention rank of a ``tp x dp`` replica (:func:`iteration_table`)
+    sustains with its TTFT and TPOT at ``percentile`` under the limits (None: no limit), by bisection on
+    ``(0, rate_hi_per_s]`` (``steps`` halvings: 0.2% of the bracket at 9). ``rate_hi_per_s``: an upper bracket (the
+    closed system's best rate per rank). ``max_sequences``: the rank's running-sequence limit (memory; the
+    scheduler's limit applies as well).
+
+    Returns ``rate_per_s`` (requests/s; 0 when even a trickle misses a limit), ``output_tokens_per_s`` (the rate times
+    the mean output), the percentiles ``ttft_s`` / ``tpot_s`` and the means ``mean_tpot_s`` / ``mean_in_flight``
+    (sequences admitted or waiting, Little's law) at that rate."""
+    hi = checks.positive_number("rate_hi_per_s", rate_hi_per_s)
+    seqs, budget = (float(np.ravel(v)[0]) for v in sched.limits(ctx, tp, dp))
+    cap = max(int(min(seqs, max_sequences if max_sequences is not None else np.inf)), 1)
+    out = lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, SIM_REQUESTS, ctx.osl_dataset)
+    out = out[np.random.default_rng(1).permutation(out.size)]
+    table = iteration_table(ctx, tp, dp, ep, cap, budget)
+
+    def run(rate):
+        L = steady_in_flight(table, rate, ctx.isl, float(out.mean()), cap)
+        if not np.isfinite(L):          # above the rank's capacity: the queue grows without bound
+            return False, {}
+        warm = int(round(L))
+        sim = simulate(table, rate, ctx.isl, np.concatenate([np.resize(out, warm), out]), cap, budget,
+                       ctx.prefill_chunk_tokens, warm=warm)
+        ttft, tpot = latency_percentiles(sim, percentile)
+        good = (max_ttft_s is None or ttft <= max_ttft_s) and (max_tpot_s is None or tpot <= max_tpot_s)
+        mid = window(sim)
+        stats = {"rate_per_s": rate, "output_tokens_per_s": rate * float(out.mean()), "ttft_s": ttft, "tpot_s": tpot,
+                 "mean_tpot_s": float(np.nanmean(sim["tpot_s"][mid])),
+                 "mean_in_flight": rate * float(np.mean(sim["finish_s"][mid] - sim["arrival_s"][mid]))}
+        return good, stats
+
+    lo = 0.0
+    best = {"rate_per_s": 0.0, "output_tokens_per_s": 0.0, "ttft_s": np.nan, "tpot_s": np.nan,
+            "mean_tpot_s": np.nan, "mean_in_flight": 0.0}
+    good, stats = run(hi)
+    if good:
+        return stats
+    for _ in range(checks.positive_int("steps", steps)):
+        mid = 0.5 * (lo + hi)
+        good, stats = run(mid)
+        if good:
+            lo, best = mid, stats
+        else:
+            hi = mid
+    return best
