@@ -87,7 +87,72 @@ def test_random_arrivals_cost_throughput_under_a_p99_limit():
     assert poisson["output_tokens_per_s_per_gpu"] < 0.9 * steady["output_tokens_per_s_per_gpu"]
     assert poisson["tpot_percentile_s"] <= 0.05 and poisson["ttft_s"] <= 2.0
     assert 1.0 / poisson["tokens_per_s_per_user"] < 0.8 * poisson["tpot_percentile_s"]
-    assert poisson["arrival_rate_per_s"] * CASE[5] == pytest.approx(poisson["output_tokens_per_s_per_gpu"], rel=0.01)
+
+
+def test_a_multi_gpu_layout_converts_per_rank_rates_to_per_gpu_and_stays_in_memory():
+    """Eight GPUs: the rate of all ranks times the mean output over the GPUs is the row's tokens/s per GPU, the
+    sequences the engine holds fit its memory, the memory reported is the layout's own at that concurrency, and the
+    open system never beats the steady state under the same limits."""
+    case = ("Llama-3.1-70B", "H100-SXM", 8, "fp8", 4000, 400)
+    steady = slo.best_under_slo(*case, max_ttft_s=3.0, max_tpot_s=0.06)
+    row = slo.best_under_slo(*case, max_ttft_s=3.0, max_tpot_s=0.06, arrivals="poisson")
+    assert row["arrival_rate_per_s"] * case[5] / case[2] == pytest.approx(row["output_tokens_per_s_per_gpu"], rel=1e-6)
+    layout = {k: np.array([float(row[k])]) for k in ("tp", "dp", "ep", "pp", "replicas", "offload")}
+    ctx = inf.serving_context(*case)
+    assert row["concurrency"] <= inf.max_concurrency(ctx, layout, steady=False)[0]
+    assert row["memory_per_gpu_bytes"] <= inf.evaluate(ctx, {**layout, "concurrency": np.array([1.0])})["usable_bytes"]
+    assert row["output_tokens_per_s_per_gpu"] <= steady["output_tokens_per_s_per_gpu"] * (1 + 1e-9)
+    assert row["ttft_s"] <= 3.0 and row["tpot_percentile_s"] <= 0.06
+
+
+def test_max_rate_is_the_edge_of_the_limits(rank):
+    """The rate max_rate returns meets the p99 limit and 5% more does not (the bisection's bracket is 0.2%)."""
+    ctx, _ = rank
+    r = arr.max_rate(ctx, 1, 1, 1, 20.0, max_ttft_s=None, max_tpot_s=0.05)
+    assert 0 < r["rate_per_s"] < 20.0 and r["tpot_s"] <= 0.05
+    more = arr.max_rate(ctx, 1, 1, 1, 1.05 * r["rate_per_s"], max_ttft_s=None, max_tpot_s=0.05, steps=1)
+    assert more["rate_per_s"] < 1.05 * r["rate_per_s"]          # the upper bracket itself missed the limit
+
+
+def test_the_warm_start_begins_at_the_steady_occupancy(rank):
+    """Warm requests are decoding at time 0 (no latencies of their own) and the window skips them: the first window
+    request arrives after every warm one, and the run's early occupancy is already near Little's law."""
+    ctx, table = rank
+    L = arr.steady_in_flight(table, 2.9, ctx.isl, ctx.osl, 512)
+    warm = int(round(L))
+    assert warm > 20
+
+    def early(w):
+        sim = arr.simulate(table, 2.9, ctx.isl, np.full(w + 1000, ctx.osl), 512, 8192, 8192.0, warm=w)
+        return sim, np.mean([((sim["admit_s"] <= t) & (sim["finish_s"] > t)).sum() for t in np.linspace(0.5, 10, 20)])
+
+    sim, held = early(warm)
+    mid = arr.window(sim)
+    assert sim["warm"] == warm and mid.start >= warm and np.all(np.isnan(sim["tpot_s"][:warm]))
+    assert held == pytest.approx(L, rel=0.3)
+    assert abs(held - L) < 0.5 * abs(early(0)[1] - L)              # a cold start is still ramping up
+
+
+def test_dataset_prompts_vary_and_keep_their_mean():
+    """A case that names a dataset takes its prompt lengths from it (rescaled to ISL), not one length."""
+    ctx = inf.serving_context("Llama-3.1-405B", "B200", 8, "fp4", 9429, 685, output_dataset="mlperf-llama3.1-405b")
+    ins, out = arr.request_lengths(ctx)
+    assert ins.mean() == pytest.approx(9429, rel=0.02) and ins.max() > 1.8 * ins.mean() and ins.min() < 0.2 * 9429
+    assert out.mean() == pytest.approx(685, rel=0.02)
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(prefill_piece=0.0), "prefill_piece=0"),
+                                    (dict(prefill_piece=float("nan")), "prefill_piece=nan"),
+                                    (dict(max_sequences=0), "max_sequences=0"),
+                                    (dict(output_tokens=np.array([3.0, np.nan])), "output_tokens must be"),
+                                    (dict(output_tokens=np.array([3.0, 0.0])), "output_tokens must be"),
+                                    (dict(input_tokens=np.array([0.0, 5.0])), "input_tokens must be")])
+def test_simulate_refuses_what_would_hang_or_give_nan(rank, kw, msg):
+    _, table = rank
+    args = dict(input_tokens=100, output_tokens=np.array([3.0, 4.0]), max_sequences=8, max_num_tokens=512.0,
+                prefill_piece=256.0)
+    with pytest.raises(ValueError, match=msg):
+        arr.simulate(table, 1.0, **{**args, **kw})
 
 
 def test_bad_arrival_arguments_are_refused_by_name():
@@ -95,6 +160,10 @@ def test_bad_arrival_arguments_are_refused_by_name():
         slo.best_under_slo(*CASE, max_tpot_s=0.05, arrivals="uniform")
     with pytest.raises(ValueError, match="percentile"):
         slo.best_under_slo(*CASE, max_tpot_s=0.05, arrivals="poisson", percentile=0.0)
-    with pytest.raises(ValueError, match="max_num_tokens=100.*below input_tokens=8000"):
+    with pytest.raises(ValueError, match="mode='decode'"):
+        slo.best_under_slo(*CASE, max_tpot_s=0.05, arrivals="poisson", mode="decode")
+    with pytest.raises(ValueError, match="output_tokens=1"):
+        slo.best_under_slo(*CASE[:5], 1, max_ttft_s=2.0, arrivals="poisson")
+    with pytest.raises(ValueError, match="max_num_tokens=100.*below the longest prompt"):
         ctx = inf.serving_context(*CASE)
         arr.simulate(arr.iteration_table(ctx, 1, 1, 1, 8, 100), 1.0, ctx.isl, np.full(10, 3), 8, 100, np.inf)

@@ -36,25 +36,26 @@ from intelligence_per_dollar.model import inference as inf
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.model import serving_lengths as lengths
 from intelligence_per_dollar.model import serving_schedulers as sched
-from intelligence_per_dollar.sources import checks
+from intelligence_per_dollar.sources import checks, workloads
 
 __all__ = ["IterationTable", "iteration_table", "simulate", "window", "latency_percentiles", "steady_in_flight",
-           "max_rate", "SIM_REQUESTS", "WARMUP_SHARE"]
+           "request_lengths", "max_rate", "SIM_REQUESTS", "WARMUP_SHARE"]
 
-#: Requests per simulated replica: the middle 60% (:data:`WARMUP_SHARE` dropped at each end: the ramp from an empty
-#: server and the drain after the last arrival) give the percentiles, ~12 requests above a p99 of 1,200.
-SIM_REQUESTS = 2000
-#: Share of the requests dropped at the start (and at the end) of a simulation.
+#: New requests per simulation (after the warm ones): the percentiles are read over 70% of them (:func:`window`), 3,500
+#: requests, 35 above a p99. Seeds move a p99-limited rate by a few per cent at this size (2,000 gave up to +-10%).
+SIM_REQUESTS = 5000
+#: Share of the new requests dropped at the end (they finish while the arrivals stop, on a draining server); half of
+#: it is dropped at the start (the arrivals settling in around the warm start).
 WARMUP_SHARE = 0.2
 _DECODE_POINTS, _PREFILL_POINTS = 40, 24
 
 
 @dataclass(frozen=True)
 class IterationTable:
-    """Iteration time of one replica over a grid of decode sequences and prompt tokens (bilinear between points)."""
+    """Iteration time of one attention rank over a grid of decode sequences and prompt tokens (bilinear between)."""
 
-    decode: np.ndarray        # decode sequences in the iteration (whole replica), ascending from 0
-    prefill: np.ndarray       # prompt tokens in the iteration (whole replica), ascending from 0
+    decode: np.ndarray        # decode sequences in the iteration (one attention rank), ascending from 0
+    prefill: np.ndarray       # prompt tokens in the iteration (one attention rank), ascending from 0
     step_s: np.ndarray        # shape (len(decode), len(prefill))
 
     def __call__(self, decode: float, prefill: float) -> float:
@@ -85,33 +86,42 @@ def iteration_table(ctx: kern.Context, tp: int, dp: int, ep: int, max_sequences:
     return IterationTable(dec, pre, kern.iteration_s(ctx, gpu, host) + 0.0 * D)
 
 
-def simulate(step: IterationTable, rate_per_s: float, input_tokens: int, output_tokens: np.ndarray,
-             max_sequences: int, max_num_tokens: float, prefill_piece: float, seed: int = 0,
-             warm: int = 0) -> dict[str, np.ndarray]:
-    """One replica under Poisson arrivals at ``rate_per_s``: per request (in arrival order) ``arrival_s``,
-    ``ttft_s`` and ``tpot_s`` (NaN for one-token outputs), and ``finish_s``.
+def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_tokens, max_sequences: int,
+             max_num_tokens: float, prefill_piece: float, seed: int = 0, warm: int = 0) -> dict[str, np.ndarray]:
+    """One attention rank under Poisson arrivals at ``rate_per_s``: per request (in arrival order) ``arrival_s``,
+    ``admit_s`` (when the engine took it in), ``ttft_s`` and ``tpot_s`` (NaN for one-token outputs), ``finish_s``.
 
-    ``output_tokens``: each request's output length (whole tokens >= 1; the requests are as many); ``max_sequences``:
-    running sequences the engine admits (later arrivals wait, first in first out); ``max_num_tokens``: tokens per
-    iteration (decode tokens first, prompt pieces of at most ``prefill_piece`` tokens in the rest; ``inf`` piece:
-    prompts whole, a prompt starting only when all of it fits). The arrivals are a fixed seeded sequence scaled by
-    ``1 / rate_per_s``, so percentiles change smoothly with the rate. ``warm``: the first ``warm`` requests are
-    already decoding at time 0, each part way through its output (uniformly), so the run starts near its steady
-    occupancy instead of ramping up from an empty server (their latencies are returned as NaN)."""
+    ``output_tokens``: each request's output length (whole tokens >= 1; the requests are as many); ``input_tokens``:
+    each request's prompt length (an array as long, or one length for all); ``max_sequences``: running sequences the
+    engine admits (later arrivals wait, first in first out); ``max_num_tokens``: tokens per iteration (decode tokens
+    first, prompt pieces of at most ``prefill_piece`` tokens in the rest; ``inf`` piece: prompts whole, a prompt
+    starting only when all of it fits). The arrivals are a fixed seeded sequence scaled by ``1 / rate_per_s``, so
+    percentiles change smoothly with the rate. ``warm``: the first ``warm`` requests are already decoding at time 0,
+    each part way through its output (uniformly), so the run starts near its steady occupancy instead of ramping up
+    from an empty server (their latencies are returned as NaN)."""
     rate = checks.positive_number("rate_per_s", rate_per_s)
     out = np.asarray(output_tokens, float)
+    if out.ndim != 1 or out.size == 0 or not np.all(np.isfinite(out)) or out.min() < 1:
+        raise ValueError(f"output_tokens must be a non-empty 1-D array of finite lengths >= 1, got "
+                         f"{checks.short(output_tokens)}")
     n = out.size
-    isl = float(checks.positive_int("input_tokens", input_tokens))
+    ins = np.broadcast_to(np.asarray(input_tokens, float), (n,)).astype(float)
+    if not np.all(np.isfinite(ins)) or ins.min() < 1:
+        raise ValueError(f"input_tokens must be finite lengths >= 1 (one, or one per request), got "
+                         f"{checks.short(input_tokens)}")
     cap = checks.positive_int("max_sequences", max_sequences)
     budget = checks.positive_number("max_num_tokens", max_num_tokens)
-    piece = min(float(prefill_piece), isl)
-    whole = not np.isfinite(prefill_piece)
-    if whole and budget < isl:
-        raise ValueError(f"max_num_tokens={budget!r} is below input_tokens={isl:g}: whole prompts never fit")
+    piece = checks.positive_number("prefill_piece", prefill_piece, allow_inf=True)
+    whole = not np.isfinite(piece)
+    if whole and budget < ins.max():
+        raise ValueError(f"max_num_tokens={budget!r} is below the longest prompt ({ins.max():g} input tokens): "
+                         f"whole prompts (prefill_piece=inf) would never fit; allowed: max_num_tokens >= "
+                         f"{ins.max():g}, or a finite prefill_piece")
     warm = min(checks.integer("warm", warm, low=0), n, cap)
     arrive = np.zeros(n)
     arrive[warm:] = np.cumsum(np.random.default_rng(seed).exponential(1.0, n - warm)) / rate
-    pre_left = np.full(n, isl)
+    admit = np.zeros(n)
+    pre_left = ins.copy()
     out_left = out.copy()
     pre_left[:warm] = 0.0
     out_left[:warm] = np.ceil(np.random.default_rng(seed + 1).uniform(0.0, 1.0, warm) * out[:warm])
@@ -123,9 +133,10 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens: int, output_
     while nxt < n or running:
         while nxt < n and len(running) < cap and arrive[nxt] <= t:
             running.append(nxt)
+            admit[nxt] = t
             nxt += 1
         if not running:
-            t = arrive[nxt]
+            t = max(t, arrive[nxt])
             continue
         r = np.fromiter(running, int, len(running))
         prefilling = pre_left[r] > 0
@@ -134,7 +145,7 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens: int, output_
         waiting = r[prefilling]
         take = np.zeros(waiting.size)
         if waiting.size and room > 0:
-            want = np.minimum(pre_left[waiting], piece)
+            want = np.minimum(pre_left[waiting], min(piece, budget))
             if whole:      # first come first served: a prompt that does not fit stops the queue
                 fits = np.cumsum(want) <= room
                 take = np.where(np.cumsum(~fits) == 0, want, 0.0)
@@ -164,7 +175,7 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens: int, output_
     ttft = first - arrive
     tpot = np.where(out > 1, (finish - first) / np.maximum(out - 1.0, 1.0), np.nan)
     ttft[:warm], tpot[:warm] = np.nan, np.nan
-    return {"arrival_s": arrive, "ttft_s": ttft, "tpot_s": tpot, "finish_s": finish, "warm": warm}
+    return {"arrival_s": arrive, "admit_s": admit, "ttft_s": ttft, "tpot_s": tpot, "finish_s": finish, "warm": warm}
 
 
 def window(sim: dict[str, np.ndarray]) -> slice:
@@ -208,23 +219,48 @@ def steady_in_flight(step: IterationTable, rate_per_s: float, input_tokens: int,
     return L
 
 
+def request_lengths(ctx: kern.Context, n: int = SIM_REQUESTS, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(prompt, output) lengths of ``n`` requests in a fixed shuffled order: the outputs from the case's length
+    distribution (:func:`serving_lengths.lengths`: one length, a log-normal of ``output_tokens_cv``, or a dataset's
+    own lengths rescaled to ``OSL``); the prompts from the same dataset's prompt lengths rescaled to mean ``ISL``
+    where the case names one (MLPerf's 405B prompts run from 476 to 19,988 tokens about a mean of 9,429), else ``ISL``
+    each."""
+    n = checks.positive_int("n", n)
+    rng = np.random.default_rng(seed)
+    out = lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, n, ctx.osl_dataset).astype(float)
+    out = out[rng.permutation(n)]
+    if ctx.osl_dataset is None:
+        return np.full(n, float(ctx.isl)), out
+    sample = np.asarray(workloads.length_sample(ctx.osl_dataset)[0], float)
+    ins = np.maximum(np.rint(sample[rng.integers(0, sample.size, n)] * ctx.isl / sample.mean()), 1.0)
+    return ins, out
+
+
 def max_rate(ctx: kern.Context, tp: int, dp: int, ep: int, rate_hi_per_s: float, *, max_ttft_s: float | None,
              max_tpot_s: float | None, percentile: float = 0.99, max_sequences: float | None = None,
              steps: int = 9) -> dict[str, float]:
     """The highest Poisson arrival rate one attention rank of a ``tp x dp`` replica (:func:`iteration_table`)
     sustains with its TTFT and TPOT at ``percentile`` under the limits (None: no limit), by bisection on
     ``(0, rate_hi_per_s]`` (``steps`` halvings: 0.2% of the bracket at 9). ``rate_hi_per_s``: an upper bracket (the
-    closed system's best rate per rank). ``max_sequences``: the rank's running-sequence limit (memory; the
-    scheduler's limit applies as well).
+    closed system's best rate per rank under the same limits). ``max_sequences``: the rank's running-sequence limit
+    (memory; the scheduler's limit applies as well). Aggregated serving only (prompts and outputs on the same rank),
+    with outputs of at least two tokens (a TPOT).
 
     Returns ``rate_per_s`` (requests/s; 0 when even a trickle misses a limit), ``output_tokens_per_s`` (the rate times
-    the mean output), the percentiles ``ttft_s`` / ``tpot_s`` and the means ``mean_tpot_s`` / ``mean_in_flight``
-    (sequences admitted or waiting, Little's law) at that rate."""
+    the mean output), the percentiles ``ttft_s`` / ``tpot_s``, the mean TPOT ``mean_tpot_s`` and ``mean_running``,
+    the sequences the engine holds on average (admitted, not yet finished: Little's law), at that rate."""
+    if ctx.mode != "aggregated":
+        raise ValueError(f"mode={ctx.mode!r}: Poisson arrivals are simulated for aggregated serving (each rank "
+                         f"prefills and decodes its own requests); allowed: mode='aggregated'")
+    if ctx.osl < 2:
+        raise ValueError(f"output_tokens={ctx.osl}: a time per output token needs at least two output tokens; "
+                         f"allowed: output_tokens >= 2")
     hi = checks.positive_number("rate_hi_per_s", rate_hi_per_s)
     seqs, budget = (float(np.ravel(v)[0]) for v in sched.limits(ctx, tp, dp))
-    cap = max(int(min(seqs, max_sequences if max_sequences is not None else np.inf)), 1)
-    out = lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, SIM_REQUESTS, ctx.osl_dataset)
-    out = out[np.random.default_rng(1).permutation(out.size)]
+    limit = np.inf if max_sequences is None else checks.positive_number("max_sequences", max_sequences,
+                                                                       allow_inf=True)
+    cap = max(int(min(seqs, limit)), 1)
+    ins, out = request_lengths(ctx)
     table = iteration_table(ctx, tp, dp, ep, cap, budget)
 
     def run(rate):
@@ -232,19 +268,19 @@ def max_rate(ctx: kern.Context, tp: int, dp: int, ep: int, rate_hi_per_s: float,
         if not np.isfinite(L):          # above the rank's capacity: the queue grows without bound
             return False, {}
         warm = int(round(L))
-        sim = simulate(table, rate, ctx.isl, np.concatenate([np.resize(out, warm), out]), cap, budget,
-                       ctx.prefill_chunk_tokens, warm=warm)
+        sim = simulate(table, rate, np.concatenate([np.resize(ins, warm), ins]),
+                       np.concatenate([np.resize(out, warm), out]), cap, budget, ctx.prefill_chunk_tokens, warm=warm)
         ttft, tpot = latency_percentiles(sim, percentile)
         good = (max_ttft_s is None or ttft <= max_ttft_s) and (max_tpot_s is None or tpot <= max_tpot_s)
         mid = window(sim)
         stats = {"rate_per_s": rate, "output_tokens_per_s": rate * float(out.mean()), "ttft_s": ttft, "tpot_s": tpot,
                  "mean_tpot_s": float(np.nanmean(sim["tpot_s"][mid])),
-                 "mean_in_flight": rate * float(np.mean(sim["finish_s"][mid] - sim["arrival_s"][mid]))}
+                 "mean_running": rate * float(np.mean(sim["finish_s"][mid] - sim["admit_s"][mid]))}
         return good, stats
 
     lo = 0.0
     best = {"rate_per_s": 0.0, "output_tokens_per_s": 0.0, "ttft_s": np.nan, "tpot_s": np.nan,
-            "mean_tpot_s": np.nan, "mean_in_flight": 0.0}
+            "mean_tpot_s": np.nan, "mean_running": 0.0}
     good, stats = run(hi)
     if good:
         return stats

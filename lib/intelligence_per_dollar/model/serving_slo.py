@@ -39,7 +39,8 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     arrivals (:func:`serving_arrivals.max_rate`), and the row is the layout with the highest rate that meets them at
     the percentile: ``output_tokens_per_s_per_gpu`` that rate's output, ``concurrency`` its mean sequences in flight,
     ``tokens_per_s_per_user`` / ``step_time_s`` from its mean TPOT, ``ttft_s`` and ``tpot_percentile_s`` the
-    percentiles, ``arrival_rate_per_s`` the requests per second of all replicas.
+    percentiles, ``arrival_rate_per_s`` the requests per second of all replicas, ``memory_per_gpu_bytes`` at the
+    mean concurrency. Each layout's steady best under the limits bounds its Poisson rate from above.
     """
     checks.choice("arrivals", arrivals, ARRIVALS)
     checks.fraction("percentile", percentile, low_open=True)
@@ -75,8 +76,12 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
 def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, f, g, limits, percentile,
                         kwargs) -> pd.Series:
     """:func:`best_under_slo` under Poisson arrivals (its docstring): the steady points that meet the limits ``g``
-    pick the layouts to simulate; ``f`` (every point) bounds each layout's rate from above."""
+    pick the layouts to simulate, and each layout's best of them bounds its rate from above."""
     keys = list(inference.PARALLELISM_KEYS)
+    if kwargs.get("mode", "aggregated") != "aggregated" or output_tokens < 2:
+        raise ValueError(f"arrivals='poisson' simulates aggregated serving with outputs of two tokens or more, got "
+                         f"mode={kwargs.get('mode', 'aggregated')!r}, output_tokens={output_tokens!r}; allowed: "
+                         f"mode='aggregated' and output_tokens >= 2, or arrivals='steady'")
     g = g[(g["pp"] == 1) & (g["offload"] == 0)]
     if g.empty:
         raise ValueError(f"arrivals='poisson' simulates single-stage layouts without host offload, and none of "
@@ -90,9 +95,8 @@ def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, outpu
     for _, row in top.iterrows():
         tp, dp, ep, rep = (int(row[k]) for k in ("tp", "dp", "ep", "replicas"))
         ranks = rep * dp                               # attention ranks, each simulated alike (serving_arrivals)
-        same = f[(f["tp"] == tp) & (f["dp"] == dp) & (f["ep"] == ep) & (f["pp"] == 1) & (f["replicas"] == rep)
-                 & (f["offload"] == 0)]
-        rate_hi = float(same["output_tokens_per_s_per_gpu"].max()) * tp / ctx.osl
+        # the steady state under the same limits bounds the open system (p99 >= mean; a wandering occupancy only adds)
+        rate_hi = float(row["output_tokens_per_s_per_gpu"]) * tp / ctx.osl
         layout = {k: np.array([float(row[k])]) for k in ("tp", "dp", "ep", "pp", "replicas", "offload")}
         seqs = float(inference.max_concurrency(ctx, layout, steady=False)[0]) / ranks
         r = arrivals_model.max_rate(ctx, tp, dp, ep, rate_hi, max_ttft_s=limits["max_ttft_s"],
@@ -101,7 +105,7 @@ def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, outpu
             continue
         out = row.copy()
         out["output_tokens_per_s_per_gpu"] = r["output_tokens_per_s"] / tp
-        out["concurrency"] = r["mean_in_flight"] * ranks
+        out["concurrency"] = r["mean_running"] * ranks
         out["tokens_per_s_per_user"] = 1.0 / r["mean_tpot_s"]
         out["step_time_s"] = r["mean_tpot_s"]
         out["ttft_s"] = r["ttft_s"]
