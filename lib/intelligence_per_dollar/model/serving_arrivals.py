@@ -11,7 +11,7 @@ prompts that arrive together queue for the iteration's token budget. Because the
 linearly near the batch the GPU can hold, these fluctuations lengthen the *mean* TPOT and spread the percentiles:
 at the rate where the closed system's mean TPOT meets a limit, the open system's p99 does not.
 
-:func:`simulate` runs one replica as an engine does (FIFO admission up to its sequence limit; each iteration decodes
+:func:`simulate` runs one attention rank as an engine does (FIFO admission up to its sequence limit; each iteration decodes
 one token of every running sequence and prefills waiting prompts, first come first served, in pieces of at most
 ``prefill_chunk_tokens`` within the ``max_num_tokens`` budget left after the decode tokens, or whole where the
 scheduler runs prompts whole), with each iteration's time from the serving model itself (:func:`iteration_table`:
@@ -83,7 +83,7 @@ def iteration_table(ctx: kern.Context, tp: int, dp: int, ep: int, max_sequences:
     full = np.ones_like(D)
     gpu = inf._gpu_step_s(ctx, tp * full, dp * full, ep * full, D, D, P, context)[0]
     host = kern.host_time_s(D, ctx.host_step_s, ctx.host_per_sequence_s)
-    return IterationTable(dec, pre, kern.iteration_s(ctx, gpu, host) + 0.0 * D)
+    return IterationTable(dec, pre, kern.iteration_s(ctx, gpu, host))
 
 
 def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_tokens, max_sequences: int,

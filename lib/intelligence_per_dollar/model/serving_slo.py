@@ -44,6 +44,11 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     """
     checks.choice("arrivals", arrivals, ARRIVALS)
     checks.fraction("percentile", percentile, low_open=True)
+    mode = frontier_kwargs.get("mode", "aggregated")
+    if arrivals == "poisson" and (mode != "aggregated" or output_tokens < 2):
+        raise ValueError(f"arrivals='poisson' simulates aggregated serving with outputs of two tokens or more, got "
+                         f"mode={mode!r}, output_tokens={output_tokens!r}; allowed: mode='aggregated' and "
+                         f"output_tokens >= 2, or arrivals='steady'")
     limits = {k: (None if v is None else checks.positive_number(k, v))
               for k, v in (("max_tpot_s", max_tpot_s), ("max_ttft_s", max_ttft_s))}
     for k in ("concurrency", "envelope"):
@@ -69,19 +74,15 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     g = f[ok]
     if arrivals == "steady":
         return g.loc[g["output_tokens_per_s_per_gpu"].idxmax()]
-    return _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, f, g, limits,
+    return _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, g, limits,
                                percentile, frontier_kwargs)
 
 
-def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, f, g, limits, percentile,
+def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, g, limits, percentile,
                         kwargs) -> pd.Series:
     """:func:`best_under_slo` under Poisson arrivals (its docstring): the steady points that meet the limits ``g``
     pick the layouts to simulate, and each layout's best of them bounds its rate from above."""
     keys = list(inference.PARALLELISM_KEYS)
-    if kwargs.get("mode", "aggregated") != "aggregated" or output_tokens < 2:
-        raise ValueError(f"arrivals='poisson' simulates aggregated serving with outputs of two tokens or more, got "
-                         f"mode={kwargs.get('mode', 'aggregated')!r}, output_tokens={output_tokens!r}; allowed: "
-                         f"mode='aggregated' and output_tokens >= 2, or arrivals='steady'")
     g = g[(g["pp"] == 1) & (g["offload"] == 0)]
     if g.empty:
         raise ValueError(f"arrivals='poisson' simulates single-stage layouts without host offload, and none of "
