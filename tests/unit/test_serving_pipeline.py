@@ -37,20 +37,21 @@ WIDE = dict(layers=4, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=1282
 #: when B200 took its own measured power throttle (0.853, FlashInfer PR 2899, for the H200's 0.856), and the three MoE
 #: rows when the MoE layer's non-GEMM kernels were counted from the engines' code (``moe_kernels_per_layer`` 9, not
 #: 12), and all five when the dense GEMMs computed whole row tiles (``dense_tile_rows`` 128, half a tile of padding
-#: per iteration on average: the 8-H200 Llama row -11%, the others -0.02% to -1.1%); until then they agreed with
-#: c77e963 bit for bit.
+#: per iteration on average: the 8-H200 Llama row -11%, the others -0.02% to -1.1%), and the three MoE rows when the
+#: experts' activation function counted its traffic (``moe_elementwise_s``, -0.3% to -0.8%); until then they agreed
+#: with c77e963 bit for bit.
 BEFORE = [
     ((LLAMA70, "H200", 8, "fp8", 1000, 1000, None, {}),
      (2781.669933021625, 14.717830333447752, 0.16923877382644317, 135597176832.0, 1512.0)),
     ((LLAMA70, "H100-SXM", 16, "fp8", 1000, 1000, 64, {}),
      (414.96409764355263, 103.74102441088816, 0.04032571890791465, 10567544448.0, 3250.0)),
     ((QWEN30, "B200", 8, "fp4", 8192, 1024, None, {"mode": "decode"}),
-     (11482.353900148393, 32.344658873657444, 0.09096851185302433, 172838632576.0, 2840.0)),
+     (11449.310760399441, 32.25157960675899, 0.09311676145302433, 172838632576.0, 2840.0)),
     (("DeepSeek-V3", "H200", 16, "fp8", 1000, 1000, None, {}),
-     (3187.6385939747483, 6.014412441461789, 0.22500505023605083, 135663183872.0, 8480.0)),
+     (3157.074487993114, 5.95674431696814, 0.2273284247815054, 135663183872.0, 8480.0)),
     (("DeepSeek-V3", "B200", 8, "fp4", 1000, 1000, 256, {"scheduler": "trtllm-bench", "requests": 3000}),
      # throughput re-pinned when trtllm-bench's decode-only iterations began to replay padded CUDA graphs
-     (1368.106620224955, 44.087214536042, 0.044671479656757815, 59363017696.0, 6620.0)),
+     (1364.6656036137285, 43.97416487057585, 0.04515619936584872, 59363017696.0, 6620.0)),
 ]
 
 

@@ -181,7 +181,7 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     t_shared = (kern.ffn_s(ctx, s.shared_experts * s.expert_d_ff, T, tp, rows_fixed) if s.shared_experts
                 else 0.0 * T)
     t_moe_comm = kern.moe_dispatch_s(ctx, T_moe, tp, dp, ep)
-    t_ew_moe = kern.moe_elementwise_s(ctx, T, T_moe * dp / ep)     # the rows this GPU's expert shards see
+    t_ew_moe = kern.moe_elementwise_s(ctx, T, T_moe * dp / ep, tp * dp / ep, tp)   # the rows this GPU's expert shards see
     t_compute = t_proj + t_core + t_experts + t_router + t_shared + t_ew_moe
     # two-batch overlap (SGLang/DeepEP) hides the collectives behind the other micro-batch's compute, which they slow
     t_comm = t_tp + t_moe_comm
@@ -381,7 +381,7 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
     if len(c["tp"]) == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed}: tp must divide heads={ctx.s.heads} "
                          f"and fit in the NVLink domain ({ctx.domain}; a tp you fix may span whole domains), "
-                         f"tp x dp x pp must divide gpus")
+                         f"tp x dp x pp must divide gpus, and an ep you fix must divide tp x dp (and the experts)")
     return gpus, ctx, offl.with_offload(ctx, c, lambda cand: max_concurrency(ctx, cand).max() >= 1)
 
 

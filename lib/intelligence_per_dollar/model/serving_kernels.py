@@ -427,17 +427,21 @@ def dense_elementwise_s(ctx: Context, tokens, tp):
     return ew_bytes / ctx.hbm_bytes_per_s_achieved + ctx.kernels_per_layer * ctx.kernel_floor_s
 
 
-def moe_elementwise_s(ctx: Context, tokens, routed_tokens=None):
+def moe_elementwise_s(ctx: Context, tokens, routed_tokens=None, expert_split=1.0, tp=1.0):
     """Elementwise work of an MoE layer: norms and residuals of the rank's ``tokens`` (``10 d`` values each), the
     permutation and top-k gather-reduce of the tokens whose expert rows this GPU computes (``2 k d`` values each,
     ``routed_tokens``: the replica's tokens x ``1 / ep`` of the experts, so the rank's own tokens under attention-DP +
     EP, but every token of the replica under expert tensor parallelism, where each GPU holds a slice of every
-    expert), the atomic scatter-add combine where the implementation uses one (PyTorch ``index_add_``), and the
-    floors of the dense and MoE kernels."""
+    expert), the experts' activation function on those rows (the up GEMM's ``(m - 1) f`` outputs read and ``f``
+    written, ``m`` = 3 matrices with a gated FFN, each row ``f / expert_split`` wide on this GPU; TensorRT-LLM's
+    ``doActivation``, vLLM's and SGLang's ``silu_and_mul``), the same for the shared experts of the rank's tokens
+    (split over ``tp``) -- the terms :func:`dense_elementwise_s` counts for a dense FFN -- the atomic scatter-add
+    combine where the implementation uses one (PyTorch ``index_add_``), and the floors of the dense and MoE kernels."""
     s = ctx.s
     d, k = s.d_model, s.top_k
     routed = tokens if routed_tokens is None else routed_tokens
-    ew_bytes = ACTIVATION_BYTES * (10 * d * tokens + 2 * k * d * routed)
+    act = ctx.gated * s.expert_d_ff * (k * routed / expert_split + s.shared_experts * tokens / tp)
+    ew_bytes = ACTIVATION_BYTES * (10 * d * tokens + 2 * k * d * routed + act)
     combine = routed * k * d / ctx.scatter_add_rate if ctx.scatter_add_rate else 0.0 * tokens
     return (ew_bytes / ctx.hbm_bytes_per_s_achieved + combine
             + (ctx.kernels_per_layer + ctx.moe_kernels_per_layer) * ctx.kernel_floor_s)

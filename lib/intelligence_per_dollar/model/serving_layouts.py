@@ -41,7 +41,8 @@ from intelligence_per_dollar.sources import checks
 __all__ = ["PARALLELISM_KEYS", "candidates", "check_parallelism", "pareto_mask"]
 
 #: tp: attention tensor parallelism; dp: attention data-parallel ranks in one pipeline stage; ep: expert
-#: parallelism (1 = experts tensor-split over the stage, ``tp*dp`` = one expert group per GPU); pp:
+#: parallelism (1 = experts tensor-split over the stage, ``tp*dp`` = one expert group per GPU, a divisor between:
+#: ``E/ep`` experts per GPU, each split over ``tp*dp/ep`` GPUs); pp:
 #: pipeline stages (a replica is ``tp*dp*pp`` GPUs).
 PARALLELISM_KEYS = ("tp", "dp", "ep", "pp")
 
@@ -49,7 +50,8 @@ PARALLELISM_KEYS = ("tp", "dp", "ep", "pp")
 def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
     """Valid (tp, dp, ep, pp, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads
     (or across whole domains when the caller fixes it: SGLang's and vLLM's ``--tp 16`` over two 8-GPU nodes),
-    dp attention ranks per stage, ep = 1 or the whole stage for MoE models (1 for dense), pp stages of at
+    dp attention ranks per stage, ep = 1 or the whole stage for MoE models (1 for dense; a caller's hybrid ep that
+    divides the stage and the experts too, :func:`_expert_parallel_sizes`), pp stages of at
     least one layer each whose ``tp dp`` GPUs fill whole NVLink domains (any pp the caller fixes)."""
     s = ctx.s
     fixed = dict(fixed or {})
@@ -64,13 +66,27 @@ def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> di
                 st = r // pp                          # GPUs per stage: tp x dp
                 if pp > 1 and (pp > s.layers or ("pp" not in fixed and st % ctx.domain)):
                     continue
-                for ep in sorted({1, st} if architecture.is_moe(s) else {1}):
+                for ep in _expert_parallel_sizes(s, st, fixed.get("ep")):
                     cand = {"tp": tp, "dp": st // tp, "ep": ep, "pp": pp, "replicas": gpus // r}
                     if any(k in fixed and fixed[k] != cand[k] for k in PARALLELISM_KEYS):
                         continue
                     for k2, v in cand.items():
                         out[k2].append(v)
     return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+
+
+def _expert_parallel_sizes(s, stage_gpus: int, fixed_ep: int | None) -> list[int]:
+    """The expert-parallel sizes a stage of ``stage_gpus`` GPUs may use: 1 (every expert split over the stage) and the
+    whole stage (one expert group per GPU) for a MoE model, plus a caller's hybrid size that divides both the stage
+    and the expert count (TensorRT-LLM's ``moe_expert_parallel_size`` x ``moe_tensor_parallel_size`` = the stage,
+    e.g. TP8 with EP4: each GPU holds ``E/4`` experts, each split over 2 GPUs). The search itself lists only the
+    two pure layouts."""
+    if not architecture.is_moe(s):
+        return [1]
+    sizes = {1, stage_gpus}
+    if fixed_ep and stage_gpus % fixed_ep == 0 and s.experts % fixed_ep == 0:
+        sizes.add(fixed_ep)
+    return sorted(sizes)
 
 
 def check_parallelism(ctx: kern.Context, gpus: int, par: Mapping) -> dict:
@@ -101,8 +117,13 @@ def check_parallelism(ctx: kern.Context, gpus: int, par: Mapping) -> dict:
     if "ep" in fixed and fixed["ep"] != 1:
         if not architecture.is_moe(s):
             raise ValueError(f"parallelism['ep']={fixed['ep']} needs a mixture-of-experts model (experts=0)")
-        if "tp" in fixed and "dp" in fixed and fixed["ep"] != r:
-            raise ValueError(f"parallelism['ep']={fixed['ep']} must be 1 or tp x dp = {r} (one expert group per GPU)")
+        if "tp" in fixed and "dp" in fixed and r % fixed["ep"]:
+            raise ValueError(f"parallelism['ep']={fixed['ep']} must divide tp x dp = {r} (1: experts split over the "
+                             f"stage; {r}: one expert group per GPU; between: each expert split over "
+                             f"tp x dp / ep GPUs)")
+        if fixed["ep"] < r and s.experts % fixed["ep"]:
+            raise ValueError(f"parallelism['ep']={fixed['ep']} (between 1 and tp x dp = {r}, each expert split over "
+                             f"tp x dp / ep GPUs) does not divide the model's experts={s.experts}")
     return fixed
 
 
