@@ -419,8 +419,9 @@ def test_held_out_set_15_stays_near_its_blind_error(table):
     8 x B300, SGLang's cookbook on 8 B200, TensorRT-LLM release 1.2's B300/GB300 cells): median 23% when first
     predicted, merged unchanged. TensorRT-LLM's cells are within 12% (median); B300's dense NVFP4 Llama-2-70B runs 39%
     slower than the model (B200's 13-18%), SGLang's TP8 DeepSeek-R1 at 16-100 users 26-43%, and SGLang's ShareGPT
-    gpt-oss-120b at 100 users (its own sampler, no length caps: one length assumed) +116%."""
-    _check_held_out_set(table, "heldout15-", 20, 0.23, 1.17, 17, 0.21)
+    gpt-oss-120b at 100 users (its own sampler, no length caps: one length assumed) +116%. The MoE experts'
+    activation traffic (session 14, ``moe_elementwise_s``) moved the median from 22.9% to 23.2%."""
+    _check_held_out_set(table, "heldout15-", 20, 0.24, 1.17, 17, 0.21)
 
 
 def test_held_out_set_16_stays_near_its_blind_error(table):
@@ -549,13 +550,29 @@ def test_precision_names_as_engines_write_them():
         inf.estimate("Llama-3.3-70B", "H100-SXM", 2, "int4", 1024, 1024)
 
 
+def test_moe_activation_traffic_counts_expert_rows_as_the_dense_ffn_counts_its_own():
+    """The experts' activation function reads the up GEMM's (m - 1) f outputs and writes f per routed row (m = 3
+    gated matrices), f / split wide on a GPU holding a slice of each expert; the shared experts' the same per token
+    of the rank, split over tp: the 3 d_ff per token dense_elementwise_s counts for a dense gated FFN."""
+    ctx = sctx.context("DeepSeek-V3", "H200", "fp8", 1024, 1024, None, "aggregated", "central")
+    T, s, bw = 1000.0, ctx.s, ctx.hbm_bytes_per_s_achieved
+    whole = float(kern.moe_elementwise_s(ctx, T, T, 1.0, 1.0))
+    half = float(kern.moe_elementwise_s(ctx, T, T, 2.0, 1.0))
+    assert whole - half == pytest.approx(3 * s.expert_d_ff * s.top_k * T / 2 * kern.ACTIVATION_BYTES / bw)
+    shared_half = float(kern.moe_elementwise_s(ctx, T, T, 1.0, 2.0))
+    assert whole - shared_half == pytest.approx(3 * s.expert_d_ff * s.shared_experts * T / 2 * kern.ACTIVATION_BYTES / bw)
+    # a dense FFN of the same width per token pays the same activation bytes (dense_elementwise_s' 3 d_ff / tp)
+    dense = kern.dense_elementwise_s(ctx, T, 1.0) - kern.dense_elementwise_s(ctx, T, 2.0)
+    assert float(dense) == pytest.approx(3 * s.d_ff * T / 2 * kern.ACTIVATION_BYTES / bw)
+
+
 def test_expert_tensor_parallel_permutes_every_token_of_the_replica():
     """Under attention-DP + expert TP each GPU holds a slice of every expert, so its MoE kernels permute and
     gather-reduce the top-k rows of all dp ranks' tokens; under attention-DP + EP only its own share (dp / ep)."""
     ctx = sctx.context("Qwen3-235B-A22B", "B200", "fp4", 1024, 1024, None, "aggregated", "central")
     T, s = 1000.0, ctx.s
-    own = float(kern.moe_elementwise_s(ctx, T, T))
-    replica = float(kern.moe_elementwise_s(ctx, T, 4 * T))
+    own = float(kern.moe_elementwise_s(ctx, T, T))                       # EP over 4 ranks: whole experts
+    replica = float(kern.moe_elementwise_s(ctx, T, 4 * T, 4.0))          # expert TP over 4: quarter-width rows
     assert float(kern.moe_elementwise_s(ctx, T)) == own
     extra = 3 * T * 2 * s.top_k * s.d_model * kern.ACTIVATION_BYTES / ctx.hbm_bytes_per_s_achieved
     assert replica - own == pytest.approx(extra)
@@ -600,5 +617,21 @@ def test_held_out_set_21_stays_near_its_blind_error(table):
     TPOT limits, +53% to +86% (the model read the limits against steady-state mean latencies). Read as the benchmark
     runs them (Poisson arrivals, p99 limits, the datasets' own prompt and output lengths: serving_arrivals): 9.2% /
     67%; 405B Server -21%, 405B Interactive -15%; Llama 2 70B Interactive +31% (H100) and +67% (B200), where p99 and
-    mean differ less and the steady iteration is the miss."""
-    _check_held_out_set(table, "heldout21-", 14, 0.10, 0.68, 5, 0.11)
+    mean differ less and the steady iteration is the miss. Session 14 corrected the layout cell of the three Mixtral
+    rows (eight independent TP1 engines, recorded as dp 8, i.e. attention-DP ranks sharing their experts; now tp 1,
+    dp 1): they moved from -3% / -6% / -10% to +14% to +26% (the model is fast on MLPerf's Mixtral at ~2,000 sequences
+    per GPU, as on the other MLPerf Mixtral rows), so the set is 14.2% / 67%."""
+    _check_held_out_set(table, "heldout21-", 14, 0.15, 0.68, 5, 0.07)
+
+
+def test_held_out_set_22_stays_near_its_blind_error(table):
+    """Set 22 of data/runs/HELD_OUT.md (34 serving runs collected blind: MLPerf Inference v5.1 / v6.0 Red Hat (vLLM under
+    llm-d), Nebius, Lenovo, Cisco and Azure; DeepSeek's own H800 production figures; dstack's early-2025 DeepSeek-R1 on 8
+    H200 with SGLang 0.4.3, vLLM 0.7.4 and TensorRT-LLM, and Llama 3.1 405B FP8 on 8 H100 with vLLM 0.6.3): 47.7% / 355%
+    when first predicted (32 predicted; the two TensorRT-LLM TP8 x EP4 rows refused, now served as stated). The MLPerf
+    rows 17.3% blind, 18.6% now: eight gpt-oss-120b rows had eight independent TP1 engines recorded as dp 8 (attention
+    DP with shared experts), corrected to dp 1 after the blind prediction (Nebius' B200 Interactive +355% -> +36%, Red
+    Hat's vLLM rows +29% / -17% -> -23% / -34%). dstack's early-2025 engines run 2-3.7x slower than the
+    model (the same DeepSeek-R1 on 8 H200 ran 2-3x faster in SGLang later that year: InferenceX rows, -17% to -29%);
+    the 405B H200 / H100 Server and Interactive rows are held by p99 TTFT and the model is 32-54% low there."""
+    _check_held_out_set(table, "heldout22-", 34, 0.36, 2.75, 22, 0.83)

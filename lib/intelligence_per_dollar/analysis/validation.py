@@ -91,7 +91,11 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout18-kempnerforge-h200", "heldout18-kempnerforge-scale", "heldout18-ibm-fsdp",
                    "heldout19-dgxc-gpt3-175b", "heldout19-dgxc-llama31-8b", "heldout19-nemotron4-340b-production",
                    "heldout19-llama1-65b-production", "heldout20-tinyllama", "heldout20-fms-fsdp-readme",
-                   "heldout21-mlperf60-llama31_405b", "heldout21-mlperf60-gpt_oss_20b", "heldout21-mlperf60-llama31_8b")
+                   "heldout21-mlperf60-llama31_405b", "heldout21-mlperf60-gpt_oss_20b", "heldout21-mlperf60-llama31_8b",
+                   "heldout22-mlperf41-gpt3-oracle", "heldout22-mlperf50-carina-gb200", "heldout22-mlperf50-nebius-h200",
+                   "heldout22-mlperf51-llama8b-b200-64", "heldout22-mlperf51-uf-b200", "heldout22-mlperf60-nebius-b300",
+                   "heldout22-nemotron4-15b-production", "heldout22-nemotron4-340b-ramp", "heldout22-torchao-float8-h100",
+                   "heldout22-torchao-mx-b200")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
