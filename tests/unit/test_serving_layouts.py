@@ -58,28 +58,36 @@ def test_frontier_honours_an_explicit_layout():
 
 def test_hybrid_expert_parallelism_is_honoured_between_the_pure_layouts():
     """TensorRT-LLM's TP8 with moe_expert_parallel_size 4 (each expert split over 2 GPUs), a layout that ran, is
-    served as stated: the experts spread over the stage as in the pure layouts (same memory), the expert GEMMs
-    see E/4 experts of half width, and an ep that divides neither the stage nor the experts is refused by name."""
+    served as stated: the expert GEMMs see E/4 experts of half width; under attention TP (dp 1) the tokens are on
+    every GPU already, so nothing is dispatched (the TP all-reduce combines the shards); with attention DP each routed
+    row goes to every GPU holding a slice of its expert, so a narrower EP moves more. An ep fixed without tp and dp
+    keeps its pure meaning, and an ep that divides neither the stage nor the experts is refused by name."""
     run = {ep: inf.estimate(DSV3, "H200", 8, "fp8", 3200, 800, 128, {"tp": 8, "dp": 1, "ep": ep}) for ep in (1, 4, 8)}
     assert dict(run[4].parallelism)["ep"] == 4
-    assert run[4].memory_per_gpu_bytes == pytest.approx(run[1].memory_per_gpu_bytes)
-    assert run[4].memory_per_gpu_bytes == pytest.approx(run[8].memory_per_gpu_bytes)
     ctx = _ctx(DSV3, isl=3200, osl=800)
-    t = {ep: float(kern.moe_experts_s(ctx, np.array(128.0), np.array(8.0), np.array(1.0), np.array(float(ep))))
+    one = np.array(1.0)
+    t = {ep: float(kern.moe_experts_s(ctx, np.array(128.0), np.array(8.0), one, np.array(float(ep))))
          for ep in (1, 4, 8)}
     assert min(t[1], t[8]) <= t[4] <= max(t[1], t[8])
-    assert float(kern.moe_dispatch_s(ctx, np.array(128.0), np.array(8.0), np.array(1.0), np.array(4.0))) > 0.0
+    assert float(kern.moe_dispatch_s(ctx, np.array(128.0), np.array(8.0), one, np.array(4.0))) == 0.0
+    assert float(kern.moe_dispatch_s(ctx, np.array(128.0), np.array(8.0), one, np.array(8.0))) > 0.0
+    # attention DP8 x TP2 on 16 GPUs: EP2 sends each row to 8 GPUs, EP16 to one
+    disp = {ep: float(kern.moe_dispatch_s(ctx, np.array(64.0), np.array(2.0), np.array(8.0), np.array(float(ep))))
+            for ep in (2, 4, 8, 16)}
+    assert disp[2] > disp[4] > disp[8] > disp[16] > 0.0
     for bad, msg in (({"tp": 8, "dp": 1, "ep": 3}, "must divide tp x dp = 8"),
                      ({"tp": 4, "dp": 1, "ep": 8}, "must divide tp x dp = 4")):
         with pytest.raises(ValueError, match=msg):
             inf.estimate(DSV3, "H200", 8, "fp8", 3200, 800, 128, bad)
-    assert set(inf.frontier(DSV3, "H200", 8, "fp8", 3200, 800, parallelism={"tp": 8, "ep": 4}, points=4).ep) == {4}
+    assert set(inf.frontier(DSV3, "H200", 8, "fp8", 3200, 800, parallelism={"tp": 8, "dp": 1, "ep": 4},
+                            points=4).ep) == {4}
+    pure = dict(inf.estimate(DSV3, "H200", 16, "fp8", 1000, 1000, 512, {"ep": 8}).parallelism)
+    assert pure["tp"] * pure["dp"] == 8 and pure["replicas"] == 2
     # a hybrid size must split the experts evenly; the whole stage need not (SGLang's EP72 / EP48 with redundant experts)
     six = dict(LLAMA70, experts=6, top_k=2, expert_d_ff=14336)
     with pytest.raises(ValueError, match="does not divide the model's experts=6"):
         inf.estimate(six, "H200", 8, "fp8", 1000, 1000, 64, {"tp": 8, "dp": 1, "ep": 4})
     assert dict(inf.estimate(DSV3, "H200", 72, "fp8", 2000, 100, 512, {"tp": 1, "dp": 72, "ep": 72}).parallelism)["ep"] == 72
-
 
 def test_default_kv_precision_follows_engines():
     mla, gqa = models.spec(DSV3), models.spec(LLAMA70)

@@ -381,7 +381,8 @@ def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, par
     if len(c["tp"]) == 0:
         raise ValueError(f"no valid parallelism for gpus={gpus} with {fixed}: tp must divide heads={ctx.s.heads} "
                          f"and fit in the NVLink domain ({ctx.domain}; a tp you fix may span whole domains), "
-                         f"tp x dp x pp must divide gpus, and an ep you fix must divide tp x dp (and the experts)")
+                         f"tp x dp x pp must divide gpus, and an ep you fix must be 1 or tp x dp (with tp and dp "
+                         f"both fixed, also a divisor of tp x dp and of the experts)")
     return gpus, ctx, offl.with_offload(ctx, c, lambda cand: max_concurrency(ctx, cand).max() >= 1)
 
 

@@ -469,8 +469,9 @@ def moe_experts_s(ctx: Context, tokens, tp, dp, ep):
             + grouped_gemm_s(ctx, m_e, d, f / split, groups))
 
 
-def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value):
-    """One expert-parallel all-to-all (dispatch or combine) of ``tokens_per_gpu`` tokens routed top-k.
+def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value, fanout=None):
+    """One expert-parallel all-to-all (dispatch or combine) of ``tokens_per_gpu`` tokens routed top-k
+    over ``ep`` ranks (``fanout``: the ranks each token goes to, default ``k``).
 
     Inside the NVLink domain each token goes to the ranks holding its ``k`` experts; across domains
     it crosses the NIC once per *distinct remote domain* it hits and is forwarded over NVLink there
@@ -479,7 +480,7 @@ def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value):
     """
     s = ctx.s
     ep = np.asarray(ep, float)
-    k = s.top_k
+    k = s.top_k if fanout is None else np.asarray(fanout, float)
     p_in = np.minimum(ep, ctx.domain)
     n_dom = np.maximum(ep / p_in, 1.0)
     vec = np.asarray(tokens_per_gpu, float) * s.d_model * bytes_per_value
@@ -497,10 +498,22 @@ def moe_dispatch_s(ctx: Context, tokens, tp, dp, ep):
     With expert parallelism: a dispatch (in the weights' precision if FP8, else BF16) and a BF16
     combine all-to-all (:func:`ep_all_to_all_s`). With ``ep == 1`` and attention data
     parallelism: gather the replica's tokens and reduce-scatter the outputs over the ``dp`` ranks.
+    A hybrid (``1 < ep < tp dp``: each expert split over ``tp dp / ep`` GPUs) sends each routed row
+    to every GPU holding a slice of its expert and takes a partial output back from each: the
+    all-to-all over the stage's ``tp dp`` GPUs with a fan-out of ``k tp dp / ep``; with ``dp == 1``
+    the tokens are already on every GPU of the stage (attention tensor parallelism), so the shards
+    compute their rows in place and the layer's tensor-parallel all-reduce combines them: nothing
+    to move here (TensorRT-LLM's ``moe_tp_size`` x ``moe_ep_size`` under attention TP).
     """
     d = ctx.s.d_model
     disp_bytes = min(ctx.w_bytes, 1.0) if ctx.precision != "bf16" else ACTIVATION_BYTES
     a2a = (ep_all_to_all_s(ctx, tokens / tp, ep, disp_bytes) + ep_all_to_all_s(ctx, tokens / tp, ep, ACTIVATION_BYTES))
+    stage = np.asarray(tp * dp, float)
+    hybrid = (ep > 1) & (ep < stage)
+    fan = ctx.s.top_k * stage / np.maximum(ep, 1.0)
+    a2a_hybrid = (ep_all_to_all_s(ctx, tokens / tp, stage, disp_bytes, fan)
+                  + ep_all_to_all_s(ctx, tokens / tp, stage, ACTIVATION_BYTES, fan))
+    a2a = np.where(hybrid, np.where(dp > 1, a2a_hybrid, 0.0), a2a)
     T_rep = tokens * dp
     in_domain = ctx.domain // np.maximum(tp, 1)
     ag = (collectives.hierarchical_reduce_scatter_s(T_rep * d * disp_bytes, dp, in_domain, ctx.scaleup, ctx.scaleout)

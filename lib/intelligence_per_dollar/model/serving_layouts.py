@@ -50,8 +50,8 @@ PARALLELISM_KEYS = ("tp", "dp", "ep", "pp")
 def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> dict[str, np.ndarray]:
     """Valid (tp, dp, ep, pp, replicas) for ``gpus`` GPUs: tp within the NVLink domain dividing the heads
     (or across whole domains when the caller fixes it: SGLang's and vLLM's ``--tp 16`` over two 8-GPU nodes),
-    dp attention ranks per stage, ep = 1 or the whole stage for MoE models (1 for dense; a caller's hybrid ep that
-    divides the stage and the experts too, :func:`_expert_parallel_sizes`), pp stages of at
+    dp attention ranks per stage, ep = 1 or the whole stage for MoE models (1 for dense; with tp and dp fixed, a
+    caller's hybrid ep that divides the stage and the experts too, :func:`_expert_parallel_sizes`), pp stages of at
     least one layer each whose ``tp dp`` GPUs fill whole NVLink domains (any pp the caller fixes)."""
     s = ctx.s
     fixed = dict(fixed or {})
@@ -66,7 +66,7 @@ def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> di
                 st = r // pp                          # GPUs per stage: tp x dp
                 if pp > 1 and (pp > s.layers or ("pp" not in fixed and st % ctx.domain)):
                     continue
-                for ep in _expert_parallel_sizes(s, st, fixed.get("ep")):
+                for ep in _expert_parallel_sizes(s, st, fixed):
                     cand = {"tp": tp, "dp": st // tp, "ep": ep, "pp": pp, "replicas": gpus // r}
                     if any(k in fixed and fixed[k] != cand[k] for k in PARALLELISM_KEYS):
                         continue
@@ -75,17 +75,20 @@ def candidates(ctx: kern.Context, gpus: int, fixed: Mapping | None = None) -> di
     return {k: np.asarray(v, dtype=float) for k, v in out.items()}
 
 
-def _expert_parallel_sizes(s, stage_gpus: int, fixed_ep: int | None) -> list[int]:
+def _expert_parallel_sizes(s, stage_gpus: int, fixed: Mapping) -> list[int]:
     """The expert-parallel sizes a stage of ``stage_gpus`` GPUs may use: 1 (every expert split over the stage) and the
-    whole stage (one expert group per GPU) for a MoE model, plus a caller's hybrid size that divides both the stage
-    and the expert count (TensorRT-LLM's ``moe_expert_parallel_size`` x ``moe_tensor_parallel_size`` = the stage,
-    e.g. TP8 with EP4: each GPU holds ``E/4`` experts, each split over 2 GPUs). The search itself lists only the
-    two pure layouts."""
+    whole stage (one expert group per GPU) for a MoE model, plus a hybrid size the caller fixes together with the
+    stage itself (``tp`` and ``dp``) that divides both the stage and the expert count (TensorRT-LLM's
+    ``moe_expert_parallel_size`` x ``moe_tensor_parallel_size`` = the stage, e.g. TP8 with EP4: each GPU holds
+    ``E/4`` experts, each split over 2 GPUs). The search itself lists only the two pure layouts, and an ``ep`` fixed
+    without ``tp`` and ``dp`` keeps its pure meaning (a whole stage of ``ep`` GPUs)."""
     if not architecture.is_moe(s):
         return [1]
     sizes = {1, stage_gpus}
-    if fixed_ep and stage_gpus % fixed_ep == 0 and s.experts % fixed_ep == 0:
-        sizes.add(fixed_ep)
+    ep = fixed.get("ep")
+    if (ep and "tp" in fixed and "dp" in fixed and fixed["tp"] * fixed["dp"] == stage_gpus
+            and stage_gpus % ep == 0 and s.experts % ep == 0):
+        sizes.add(ep)
     return sorted(sizes)
 
 
