@@ -98,6 +98,20 @@ def test_inference_validation_says_above_or_within_the_target():
     assert "MLPerf" not in pp.inference_validation(none) and "nan" not in pp.inference_validation(none)
     above = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.20, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30)
     assert "20%, above the 15% target" in pp.inference_validation(above)
+    long = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30, "mlperf-x", 1.5,
+                                11, -0.54, 0.17, "h200-interactive")
+    assert "its 11 runs now lie between -54% and +17%, the low end h200-interactive" in pp.inference_validation(long)
+
+
+def test_inference_findings_read_the_long_prompt_runs_from_the_table():
+    vt = pd.DataFrame({"case": ["a", "b", "c", "d"], "group": ["x", "y", "mlperf-inf-v50", "z"],
+                       "model": [ap.LONG_PROMPT_MODEL, ap.LONG_PROMPT_MODEL, ap.LONG_PROMPT_MODEL, "Other"],
+                       "measured": [1.0] * 4, "error": [-0.4, 0.1, 0.3, -0.9],
+                       "latency_limited": [True, True, False, True]})
+    vu = pd.DataFrame({"measured": [1.0], "predicted": [1.1], "error": [0.1]})
+    f = ap.inference_findings(vt, vu)
+    assert (f.long_prompt_slo_cases, f.long_prompt_slo_min_case) == (2, "a")
+    assert (f.long_prompt_slo_min_error, f.long_prompt_slo_max_error) == (-0.4, 0.1)
 
 
 def test_vera_sentence_quotes_the_parameter():

@@ -111,6 +111,8 @@ SKINNY_BF16_GROUP = "h200-skinny-bf16"
 SKINNY_FP8_GROUP = "h200-skinny-fp8"
 #: MLPerf Inference groups (set 3 of data/runs/HELD_OUT.md, judged blind); Server rows carry latency limits.
 MLPERF_GROUPS = ("mlperf-inf-v41", "mlperf-inf-v50", "mlperf-inf-v51")
+#: The model whose MLPerf Server / Interactive runs carry the longest prompts (476 to 19,988 tokens, mean 9,429).
+LONG_PROMPT_MODEL = "Llama-3.1-405B"
 #: The target the inference model is held to: median |error| over all cases.
 TARGET_MEDIAN_ABS_ERROR = 0.15
 
@@ -133,6 +135,10 @@ class InferenceFindings:
     mlperf_cases: int
     mlperf_offline_worst_case: str = ""      # the Offline case with the largest |error|, and its signed error
     mlperf_offline_worst_error: float = 0.0
+    long_prompt_slo_cases: int = 0           # Llama 3.1 405B runs held to p99 limits (every group), their signed
+    long_prompt_slo_min_error: float = 0.0   # error range and the case at the low end
+    long_prompt_slo_max_error: float = 0.0
+    long_prompt_slo_min_case: str = ""
 
 
 def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
@@ -144,6 +150,8 @@ def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
     mlperf = vt.group.isin(MLPERF_GROUPS)
     offline = mlperf & ~vt.latency_limited & err.notna()
     worst = err[offline].abs().idxmax() if offline.any() else None
+    long_slo = (vt.model == LONG_PROMPT_MODEL) & vt.latency_limited & err.notna()
+    low = err[long_slo].idxmin() if long_slo.any() else None
     return InferenceFindings(
         dense_hopper_median_abs=float(err[vt.case.str.contains(DENSE_HOPPER_CASES)].abs().median()),
         skinny_bf16_max_abs=float(err[vt.group == SKINNY_BF16_GROUP].abs().max()),
@@ -157,7 +165,11 @@ def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
         mlperf_server_median_abs=float(err[mlperf & vt.latency_limited].abs().median()),
         mlperf_cases=int((mlperf & err.notna()).sum()),
         mlperf_offline_worst_case=str(vt.case[worst]) if worst is not None else "",
-        mlperf_offline_worst_error=float(err[worst]) if worst is not None else 0.0)
+        mlperf_offline_worst_error=float(err[worst]) if worst is not None else 0.0,
+        long_prompt_slo_cases=int(long_slo.sum()),
+        long_prompt_slo_min_error=float(err[long_slo].min()) if low is not None else 0.0,
+        long_prompt_slo_max_error=float(err[long_slo].max()) if low is not None else 0.0,
+        long_prompt_slo_min_case=str(vt.case[low]) if low is not None else "")
 
 
 # --------------------------------------------------------------------------- 3.2 the RL step

@@ -510,10 +510,11 @@ def moe_dispatch_s(ctx: Context, tokens, tp, dp, ep):
     a2a = (ep_all_to_all_s(ctx, tokens / tp, ep, disp_bytes) + ep_all_to_all_s(ctx, tokens / tp, ep, ACTIVATION_BYTES))
     stage = np.asarray(tp * dp, float)
     hybrid = (ep > 1) & (ep < stage)
-    fan = ctx.s.top_k * stage / np.maximum(ep, 1.0)
-    a2a_hybrid = (ep_all_to_all_s(ctx, tokens / tp, stage, disp_bytes, fan)
-                  + ep_all_to_all_s(ctx, tokens / tp, stage, ACTIVATION_BYTES, fan))
-    a2a = np.where(hybrid, np.where(dp > 1, a2a_hybrid, 0.0), a2a)
+    if np.any(hybrid):                 # only a caller's fixed layout is hybrid: the search's candidates skip this
+        fan = ctx.s.top_k * stage / np.maximum(ep, 1.0)
+        a2a_hybrid = (ep_all_to_all_s(ctx, tokens / tp, stage, disp_bytes, fan)
+                      + ep_all_to_all_s(ctx, tokens / tp, stage, ACTIVATION_BYTES, fan))
+        a2a = np.where(hybrid, np.where(dp > 1, a2a_hybrid, 0.0), a2a)
     T_rep = tokens * dp
     in_domain = ctx.domain // np.maximum(tp, 1)
     ag = (collectives.hierarchical_reduce_scatter_s(T_rep * d * disp_bytes, dp, in_domain, ctx.scaleup, ctx.scaleout)
