@@ -34,7 +34,10 @@ def test_flops_and_kv():
 @pytest.mark.parametrize("bad,word", [
     ({**LLAMA3_70B, "foo": 1}, "foo"), ({**LLAMA3_70B, "layers": 0}, "layers"),
     ({**LLAMA3_70B, "kv_heads": 7}, "kv_heads"), ({**MIXTRAL, "top_k": 9}, "top_k"),
-    ({**LLAMA3_70B, "top_k": 2}, "top_k"), ({**LLAMA3_70B, "d_model": 8192.5}, "d_model")])
+    ({**LLAMA3_70B, "top_k": 2}, "top_k"), ({**LLAMA3_70B, "d_model": 8192.5}, "d_model"),
+    # sizes whose FLOP counts overflow float64 (found by the property test: 2.4e153 layers x 2.4e153 d_ff)
+    ({**LLAMA3_70B, "layers": 10**153, "d_ff": 10**153}, r"over 1\.8e308 weights; allowed: at most 1e\+200"),
+    ({**LLAMA3_70B, "layers": 10**100, "d_ff": 10**100}, r"about 3.28e\+204 weights")])
 def test_bad_input(bad, word):
     with pytest.raises(ValueError, match=word):
         models.spec(bad)

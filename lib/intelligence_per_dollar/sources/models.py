@@ -87,6 +87,9 @@ _BOOL_FIELDS = ("gated_ffn", "tied_embeddings")
 _OPTIONAL_POSITIVE = ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "local_attention_window")
 _NON_NEGATIVE = ("experts", "top_k", "expert_d_ff", "shared_experts", "dense_layers", "local_attention_layers")
 _WEIGHT_PRECISIONS = ("fp4", "fp8", "bf16")
+#: Largest weight count (an upper estimate from the sizes) a spec may have: FLOPs and bytes per token are a few times
+#: the weights times at most a few million tokens of context, so every count the model derives stays a finite float.
+MAX_WEIGHTS = 1e200
 
 
 def _as_int(key, value, *, allow_zero: bool) -> int:
@@ -136,6 +139,13 @@ def _validate(s: ModelSpec) -> None:
     if s.kv_lora_rank is None and (s.q_lora_rank is not None or s.qk_rope_head_dim is not None):
         raise ValueError("model['q_lora_rank'] / model['qk_rope_head_dim'] are MLA dimensions and "
                          "need model['kv_lora_rank'] too")
+    width = max(s.d_model, s.heads * (s.head_dim or 1), s.d_ff, s.expert_d_ff * max(s.experts, 1) + 1)
+    weights = float(s.layers) * 4.0 * float(s.d_model) * float(width) + 2.0 * float(s.vocab) * float(s.d_model)
+    if not weights <= MAX_WEIGHTS:
+        raise ValueError(f"model sizes (layers={checks.short(s.layers)}, d_model={checks.short(s.d_model)}, "
+                         f"d_ff={checks.short(s.d_ff)}, vocab={checks.short(s.vocab)}) give "
+                         f"{'over 1.8e308' if weights == float('inf') else f'about {weights:.3g}'} weights; "
+                         f"allowed: at most {MAX_WEIGHTS:g}, so that FLOP and byte counts stay finite")
 
 
 def spec(model: Mapping | ModelSpec | str) -> ModelSpec:
