@@ -48,6 +48,7 @@ class Context:
     nongemm_kernels: float                 # non-GEMM kernels in one layer's forward (backward: twice)
     moe_nongemm_kernels: float             # extra ones in a MoE layer's forward
     host_link_bytes_per_s: float = 0.0     # achieved CPU-GPU copy rate, one direction (0: no host link)
+    gpu_speed_cv: float = 0.0              # chip-to-chip spread of the sustained clock (pipeline.slowest_gpu_s)
 
     @property
     def hbm_effective_bytes_per_s(self) -> float:
@@ -139,12 +140,14 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     # (training.csv): compute.memory_bound_s adds the floor once per non-GEMM kernel to the byte-timed traffic
     a = assumptions.assumptions("training.csv")
     floor = getattr(assumptions.assumptions("inference.csv")["kernel_floor_s"], scenario)
+    # gpu_speed_cv (training.csv): the low (slow) scenario takes the wide spread
+    spread = getattr(a["gpu_speed_cv"], {"low": "high", "central": "central", "high": "low"}[scenario])
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
                    peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
                    int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus),
                    kernel_floor_s=floor, nongemm_kernels=getattr(a["nongemm_kernels_per_layer"], scenario),
                    moe_nongemm_kernels=getattr(a["moe_nongemm_kernels_per_layer"], scenario),
-                   host_link_bytes_per_s=host_bw)
+                   host_link_bytes_per_s=host_bw, gpu_speed_cv=spread)
 
 
 def scaled_ceilings(ceil: efficiency.Ceilings, scale: float) -> efficiency.Ceilings:

@@ -6,6 +6,10 @@ busiest stage, with ``m`` micro-batches per pipeline and a bubble of ``(pp - 1) 
 micro-batch times for (interleaved) 1F1B with ``v`` virtual stages per rank, i.e. a bubble
 fraction ``(pp - 1) / (v m + pp - 1)``. DualPipe (DeepSeek-V3 report, arXiv 2412.19437, section
 3.2.1, Table 2) idles ``pp/2 - 1`` chunks, about half of 1F1B's.
+
+A synchronous step runs at the pace of its slowest GPU (:func:`slowest_gpu_s`): chips of one SKU
+sustain different clocks at the same power limit, so the clock-bound work of the busiest stage
+takes longer on the slowest of the job's GPUs.
 """
 
 from __future__ import annotations
@@ -15,10 +19,10 @@ from typing import Mapping
 
 import numpy as np
 
-from intelligence_per_dollar.model import architecture
+from intelligence_per_dollar.model import architecture, uncertainty
 from intelligence_per_dollar.model.training.context import Context, Layout
 
-__all__ = ["bubble_slots", "microbatches_in_flight", "Stage", "stage_times"]
+__all__ = ["bubble_slots", "microbatches_in_flight", "slowest_gpu_s", "Stage", "stage_times"]
 
 
 def bubble_slots(schedule: str, pp, v):
@@ -33,13 +37,32 @@ def microbatches_in_flight(pp, m, v):
     return np.minimum(pp, m) * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
 
 
+def slowest_gpu_s(ctx: Context, lay: Layout, clock_bound_s):
+    """Extra time the slowest of the job's ``N = tp x pp x cp x dp`` GPUs adds to ``clock_bound_s``, the
+    compute-bound (GEMM, attention, LM head) time of one micro-batch on the busiest stage:
+    ``clock_bound_s x cv x E[max of N standard normals]``.
+
+    Same-SKU GPUs at the same power limit run at different sustained clocks (manufacturing spread under
+    power management: Sinha et al. 2022, "Not All GPUs Are Created Equal", SC'22, arXiv 2208.11035, 8%
+    average variation across each cluster's GPUs, outliers up to 1.5x slower than the median). Every
+    layer's TP collective, every pipeline send and the DP gradient reduction wait for the slowest rank,
+    so a persistent per-chip spread with coefficient of variation ``cv`` (``Context.gpu_speed_cv``,
+    ``gpu_speed_cv`` of data/assumptions/training.csv) slows the clock-bound work by the expected
+    largest of ``N`` draws (:func:`~intelligence_per_dollar.model.uncertainty.expected_max_standard_normal`:
+    0 on one GPU, 1.4 cv on 8, 3.2 cv on 1,024). HBM-bound kernels and link transfers keep their rate
+    (the clock spread is the power cap's mechanism: :func:`~.context.power_capped_ceilings`)."""
+    gpus = lay.tp * lay.pp * lay.cp * lay.dp
+    z = uncertainty.expected_max_standard_normal(gpus, bound=uncertainty.TUKEY_FENCE_Z)
+    return clock_bound_s * ctx.gpu_speed_cv * z
+
+
 @dataclass(frozen=True, eq=False)
 class Stage:
     """Times of the bottleneck pipeline stage (arrays over the candidates).
 
     ``microbatch_s``: one micro-batch through the stage, LM head and pipeline sends included;
     ``forward_s`` / ``backward_s``: its forward / backward layer time (what DP overlaps with);
-    ``parts_s``: ``microbatch_s`` split by part; ``bubble_slots`` and ``pipeline_s``, the
+    ``parts_s``: ``microbatch_s`` split by part (``slowest_gpu``: :func:`slowest_gpu_s`); ``bubble_slots`` and ``pipeline_s``, the
     ``(m + bubble) x microbatch_s`` of the whole step."""
 
     microbatch_s: object
@@ -84,7 +107,8 @@ def stage_times(ctx: Context, lay: Layout, dense, moe, t_head, t_p2p) -> Stage:
     parts = {k: (L_dense * dense.parts[k] + L_moe * moe.parts[k]) * share for k in dense.parts}
     parts["lm_head"] = head_on_path
     parts["pipeline_p2p"] = t_p2p
-    t_mb = t_stage + head_on_path + t_p2p
+    parts["slowest_gpu"] = slowest_gpu_s(ctx, lay, parts["gemm"] + parts["attention_core"] + head_on_path)
+    t_mb = t_stage + head_on_path + t_p2p + parts["slowest_gpu"]
     t_fwd_mb = (L_dense * dense.fwd + L_moe * moe.fwd) * bott_layers / L
     t_bwd_mb = (L_dense * dense.bwd + L_moe * moe.bwd) * bott_layers / L
     slots = bubble_slots(ctx.stack.pipeline_schedule, lay.pp, lay.interleave)
