@@ -51,9 +51,12 @@ def test_held_out_cases_median(table):
     Datacrunch logs; Nemotron-4 15B / 340B production ramps; torchao's float8 tables): 14.8% blind, merged unchanged;
     all 297: 10.1%, over the issue's 10% (the MLPerf rows 2-15% short, the Nemotron-4 15B ramp 57-77% fast).
     Session 15's wait for the slowest GPU (pipeline.slowest_gpu_s: same-SKU chips' sustained clocks spread by
-    1.5%, Sinha et al. 2022; the step waits for the slowest of N within Tukey's fence): all 297 9.1%."""
+    1.5%, Sinha et al. 2022; the step waits for the slowest of N within Tukey's fence): all 297 9.1%. Set 23 (MLPerf
+    v5.1 / v6.0 NVIDIA, HPE, Inventec, Cisco, Supermicro logs; FlashAttention's GPT-3 on 8 A100, BigScience's 176-195B
+    layouts on 384 A100, JAX-Toolbox Paxml on 256 A100 / H100), collected after that change: 9.8% blind (11.0% without
+    it), merged unchanged; all 324: 9.2%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 297 and held.error.abs().median() <= 0.093
+    assert len(held) == 324 and held.error.abs().median() <= 0.093
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -162,7 +165,17 @@ def test_held_out_cases_median(table):
     ("heldout22-mlperf50-nebius-h200", 0.03, 0.03), ("heldout22-mlperf51-llama8b-b200-64", 0.12, 0.12),
     ("heldout22-mlperf51-uf-b200", 0.09, 0.1), ("heldout22-mlperf60-nebius-b300", 0.15, 0.15),
     ("heldout22-nemotron4-15b-production", 0.58, 0.72), ("heldout22-nemotron4-340b-ramp", 0.15, 0.15),
-    ("heldout22-torchao-float8-h100", 0.41, 0.58), ("heldout22-torchao-mx-b200", 1.55, 1.55)])
+    ("heldout22-torchao-float8-h100", 0.41, 0.58), ("heldout22-torchao-mx-b200", 1.55, 1.55),
+    # set 23, merged at its blind error (step times: - is short). MLPerf v6.0 NVIDIA DeepSeek-V3 on 2,048-8,192 GB200
+    # (one layout, TP2 PP4 EP32) 26-43% short, more so with scale; v5.1 Llama 3.1 8B on 72 / 512 GB200 14% / 48% short
+    # and v6.0 partners' 8B on 8-32 B300 / GB200 6-24% short (the strong-scaling gap); HPE's 405B on one GB300 NVL72
+    # rack +6%, Inventec's gpt-oss-20b -9%. FlashAttention's GPT-3 125M-2.7B on 8 A100 within 10%, BigScience's
+    # 176-195B layouts on 384 A100 within 15%, JAX-Toolbox Paxml on 256 GPUs (XLA FSDP, stack torchtitan-fsdp2 as the
+    # closest preset): A100 within 7%, H100 15-64% fast (TE FP8 5B the worst)
+    ("heldout23-mlperf60-dsv3-gb200-scale", 0.32, 0.44), ("heldout23-mlperf60-llama405b-hpe-nvl72", 0.07, 0.07),
+    ("heldout23-mlperf60-llama8b-partners", 0.18, 0.25), ("heldout23-mlperf60-gptoss-inventec", 0.09, 0.09),
+    ("heldout23-mlperf51-llama8b-gb200", 0.32, 0.48), ("heldout23-flashattn-gpt3-a100", 0.04, 0.10),
+    ("heldout23-bigscience-tr11-prequel", 0.05, 0.15), ("heldout23-jaxtoolbox-pax", 0.19, 0.65)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target

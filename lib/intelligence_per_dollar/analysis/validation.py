@@ -95,7 +95,12 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout22-mlperf41-gpt3-oracle", "heldout22-mlperf50-carina-gb200", "heldout22-mlperf50-nebius-h200",
                    "heldout22-mlperf51-llama8b-b200-64", "heldout22-mlperf51-uf-b200", "heldout22-mlperf60-nebius-b300",
                    "heldout22-nemotron4-15b-production", "heldout22-nemotron4-340b-ramp", "heldout22-torchao-float8-h100",
-                   "heldout22-torchao-mx-b200")
+                   "heldout22-torchao-mx-b200",
+                   # set 23 (HELD_OUT.md)
+                   "heldout23-mlperf60-dsv3-gb200-scale", "heldout23-mlperf60-llama405b-hpe-nvl72",
+                   "heldout23-mlperf60-llama8b-partners", "heldout23-mlperf60-gptoss-inventec",
+                   "heldout23-mlperf51-llama8b-gb200", "heldout23-flashattn-gpt3-a100",
+                   "heldout23-bigscience-tr11-prequel", "heldout23-jaxtoolbox-pax")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
