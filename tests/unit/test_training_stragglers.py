@@ -118,3 +118,19 @@ def test_slowest_gpu_counts_every_parallel_dimension():
     # four GPUs along any dimension wait the same: about 1.03 cv (the exact E[max of 4] is 1.029)
     assert max(waits) == pytest.approx(min(waits), rel=1e-12)
     assert 1.0 * ctx.gpu_speed_cv < waits[0] < 1.06 * ctx.gpu_speed_cv
+
+
+def test_a_caller_states_the_fleet_spread():
+    """``estimate(gpu_speed_cv=...)``: 0 (identical GPUs) removes the wait and is faster than the sourced default,
+    a wider spread is slower; values outside [0, 0.2] or not numbers are refused by name."""
+    base = _stated(64)
+    same = _stated(64, gpu_speed_cv=0.0)
+    wide = _stated(64, gpu_speed_cv=0.05)
+    assert same.time_breakdown_s["step_slowest_gpu_s"] == 0.0
+    assert same.step_time_s < base.step_time_s < wide.step_time_s
+    assert wide.time_breakdown_s["step_slowest_gpu_s"] == pytest.approx(
+        base.time_breakdown_s["step_slowest_gpu_s"] * 0.05 / assumptions.assumptions("training.csv")["gpu_speed_cv"].central,
+        rel=1e-3)
+    for bad in (-0.01, 0.5, float("nan"), True, "0.01"):
+        with pytest.raises(ValueError, match="gpu_speed_cv"):
+            _stated(64, gpu_speed_cv=bad)

@@ -15,7 +15,7 @@ from intelligence_per_dollar.sources import assumptions, hardware, models
 
 __all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "MAX_SEQ_LEN", "MAX_BATCH_TOKENS",
            "Context", "Layout", "check_int", "check_number", "make_context", "scaled_ceilings", "ceiling_scale_range",
-           "power_capped_ceilings", "layout", "format_layout"]
+           "power_capped_ceilings", "layout", "format_layout", "MAX_GPU_SPEED_CV"]
 
 PRECISIONS = ("bf16", "fp8", "fp4")
 #: Recompute modes, by index in the candidate arrays: 0 none, 1 selective, 2 full, 3 partial.
@@ -97,14 +97,21 @@ def _check_batch(seq_len, global_batch_tokens) -> float:
     return batch
 
 
+#: Largest chip-to-chip spread of the sustained clock a caller may give (``gpu_speed_cv``): 20%, ten times the
+#: assumption's high value, already far beyond any fleet Sinha et al. 2022 measured.
+MAX_GPU_SPEED_CV = 0.2
+
+
 def make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario,
-                 fallback, power_cap_w=None) -> Context:
+                 fallback, power_cap_w=None, gpu_speed_cv=None) -> Context:
     """The :class:`Context` of one run. ``accelerator`` is a catalogue id or an
     :class:`~intelligence_per_dollar.sources.hardware.Accelerator`; a precision its tensor cores
     lack raises ``ValueError`` unless ``fallback`` (then it runs at the next wider precision).
     ``stack`` None: the stack a current framework uses for the model (:func:`~.stack.default_stack`).
     ``power_cap_w``: the board power limit the GPUs run at (None: the rated ``acc.power_w``;
-    :func:`power_capped_ceilings`)."""
+    :func:`power_capped_ceilings`). ``gpu_speed_cv``: the chip-to-chip spread of the sustained clock in the
+    caller's fleet (:func:`~.pipeline.slowest_gpu_s`; None: ``gpu_speed_cv`` of data/assumptions/training.csv for
+    ``scenario``; 0: identical GPUs), in ``[0, MAX_GPU_SPEED_CV]``."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     precision = hardware.precision_id(precision, "precision", PRECISIONS)
@@ -141,7 +148,10 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     a = assumptions.assumptions("training.csv")
     floor = getattr(assumptions.assumptions("inference.csv")["kernel_floor_s"], scenario)
     # gpu_speed_cv (training.csv): the low (slow) scenario takes the wide spread
-    spread = getattr(a["gpu_speed_cv"], {"low": "high", "central": "central", "high": "low"}[scenario])
+    if gpu_speed_cv is None:
+        spread = getattr(a["gpu_speed_cv"], {"low": "high", "central": "central", "high": "low"}[scenario])
+    else:
+        spread = check_number("gpu_speed_cv", gpu_speed_cv, 0.0, MAX_GPU_SPEED_CV)
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
                    peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
                    int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus),
