@@ -645,5 +645,6 @@ def test_held_out_set_23_stays_near_its_blind_error(table):
     Llama 3.x 70B / 405B BF16 on 4-8 H200): 28.3% / 66% when first predicted, none off by 2x. The MLPerf rows 16.4%
     (Interactive and Server held to p99 limits the misses: Llama 2 70B Interactive on B200 +61%, Dell's H100 Server +50%,
     CoreWeave's DeepSeek-R1 Server +40%); the SGLang / vLLM BF16 rows of 2024-25 +23% to +66%, as the other early
-    engines of sets 18-22."""
-    _check_held_out_set(table, "heldout23-", 30, 0.29, 0.67, 21, 0.33)
+    engines of sets 18-22. Eight ShareGPT rows given ShareGPT's own spread of output lengths after the blind prediction
+    (output_dataset sharegpt-vllm): +13% to +45%; the set 22.0% / 66%."""
+    _check_held_out_set(table, "heldout23-", 30, 0.23, 0.67, 21, 0.25)
