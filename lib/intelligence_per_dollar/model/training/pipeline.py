@@ -40,17 +40,20 @@ def microbatches_in_flight(pp, m, v):
 def slowest_gpu_s(ctx: Context, lay: Layout, clock_bound_s):
     """Extra time the slowest of the job's ``N = tp x pp x cp x dp`` GPUs adds to ``clock_bound_s``, the
     compute-bound (GEMM, attention, LM head) time of one micro-batch on the busiest stage:
-    ``clock_bound_s x cv x E[max of N standard normals]``.
+    ``clock_bound_s x cv x E[max of N standard normals within Tukey's fence]``.
 
     Same-SKU GPUs at the same power limit run at different sustained clocks (manufacturing spread under
-    power management: Sinha et al. 2022, "Not All GPUs Are Created Equal", SC'22, arXiv 2208.11035, 8%
-    average variation across each cluster's GPUs, outliers up to 1.5x slower than the median). Every
-    layer's TP collective, every pipeline send and the DP gradient reduction wait for the slowest rank,
-    so a persistent per-chip spread with coefficient of variation ``cv`` (``Context.gpu_speed_cv``,
-    ``gpu_speed_cv`` of data/assumptions/training.csv) slows the clock-bound work by the expected
-    largest of ``N`` draws (:func:`~intelligence_per_dollar.model.uncertainty.expected_max_standard_normal`:
-    0 on one GPU, 1.4 cv on 8, 3.2 cv on 1,024). HBM-bound kernels and link transfers keep their rate
-    (the clock spread is the power cap's mechanism: :func:`~.context.power_capped_ceilings`)."""
+    power management: Sinha et al., "Not All GPUs Are Created Equal", arXiv 2208.11035v3: 8% average
+    variation across the GPUs of each of five clusters, outliers up to 1.5x slower than the median). Every
+    layer's TP collective, every pipeline send and the DP gradient reduction wait for the slowest rank, so a
+    persistent per-chip spread with coefficient of variation ``cv`` (``Context.gpu_speed_cv``, ``gpu_speed_cv``
+    of data/assumptions/training.csv) slows the clock-bound work by the expected largest of ``N`` draws from the
+    normal cut at Tukey's inner fence (:func:`~intelligence_per_dollar.model.uncertainty.expected_max_standard_normal`
+    with :data:`~intelligence_per_dollar.model.uncertainty.TUKEY_FENCE_Z`: the outliers beyond it are the GPUs
+    operators drain): 0 on one GPU, 1.4 cv on 8, 2.2 cv on 64, 2.6 cv on 1,024. HBM-bound kernels and link
+    transfers keep their rate (the clock spread is the power cap's mechanism: :func:`~.context.power_capped_ceilings`).
+    Approximation: the GEMM part is the whole GEMM time, so the few GEMMs on their memory roof (small models at
+    small micro-batches) and the per-kernel overheads are stretched with it."""
     gpus = lay.tp * lay.pp * lay.cp * lay.dp
     z = uncertainty.expected_max_standard_normal(gpus, bound=uncertainty.TUKEY_FENCE_Z)
     return clock_bound_s * ctx.gpu_speed_cv * z
@@ -62,8 +65,8 @@ class Stage:
 
     ``microbatch_s``: one micro-batch through the stage, LM head and pipeline sends included;
     ``forward_s`` / ``backward_s``: its forward / backward layer time (what DP overlaps with);
-    ``parts_s``: ``microbatch_s`` split by part (``slowest_gpu``: :func:`slowest_gpu_s`); ``bubble_slots`` and ``pipeline_s``, the
-    ``(m + bubble) x microbatch_s`` of the whole step."""
+    ``parts_s``: ``microbatch_s`` split by part (``slowest_gpu``: :func:`slowest_gpu_s`); ``bubble_slots`` and
+    ``pipeline_s``, the ``(m + bubble) x microbatch_s`` of the whole step."""
 
     microbatch_s: object
     forward_s: object
@@ -109,8 +112,10 @@ def stage_times(ctx: Context, lay: Layout, dense, moe, t_head, t_p2p) -> Stage:
     parts["pipeline_p2p"] = t_p2p
     parts["slowest_gpu"] = slowest_gpu_s(ctx, lay, parts["gemm"] + parts["attention_core"] + head_on_path)
     t_mb = t_stage + head_on_path + t_p2p + parts["slowest_gpu"]
-    t_fwd_mb = (L_dense * dense.fwd + L_moe * moe.fwd) * bott_layers / L
-    t_bwd_mb = (L_dense * dense.bwd + L_moe * moe.bwd) * bott_layers / L
+    # the slowest rank's forward and backward are longer by the same share (what DP overlaps with)
+    stretch = t_mb / np.maximum(t_mb - parts["slowest_gpu"], 1e-30)
+    t_fwd_mb = (L_dense * dense.fwd + L_moe * moe.fwd) * bott_layers / L * stretch
+    t_bwd_mb = (L_dense * dense.bwd + L_moe * moe.bwd) * bott_layers / L * stretch
     slots = bubble_slots(ctx.stack.pipeline_schedule, lay.pp, lay.interleave)
     return Stage(microbatch_s=t_mb, forward_s=t_fwd_mb, backward_s=t_bwd_mb, parts_s=parts, bubble_slots=slots,
                  pipeline_s=(lay.microbatches + slots) * t_mb)
