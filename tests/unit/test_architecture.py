@@ -64,3 +64,18 @@ def test_a_catalogued_name_is_a_model_and_an_unknown_one_is_refused_by_name():
     assert model_catalogue.spec("DeepSeek-V3") == model_catalogue.get("DeepSeek-V3")
     with pytest.raises(ValueError, match=r"model='GPT-9' is not a catalogued model; allowed: .*DeepSeek-V3"):
         model_catalogue.spec("GPT-9")
+
+
+def test_sizes_past_float_range_and_huge_sequences_are_refused_by_name():
+    """Hypothesis found an expert count of 1.1e307 (16 x that overflows float64 as an int) raising OverflowError and a
+    sequence of 1.1e307 tokens overflowing the attention count: both are ValueErrors naming what is too large."""
+    from intelligence_per_dollar.model import architecture
+    from intelligence_per_dollar.sources import models
+    base = {"layers": 1, "d_model": 8, "heads": 1, "d_ff": 1, "vocab": 1}
+    for experts in (1.1235582092889474e+307, 10**400):
+        with pytest.raises(ValueError, match="weights"):
+            models.spec({**base, "experts": experts, "top_k": 1, "expert_d_ff": 16})
+    s = models.spec(base)
+    with pytest.raises(ValueError, match="seq_len"):
+        architecture.forward_flops_per_token(s, 1.1235582092889474e+307)
+    assert architecture.forward_flops_per_token(s, architecture.MAX_SEQ_LEN_TOKENS) < float("inf")

@@ -32,7 +32,7 @@ __all__ = [
     "total_params", "active_params", "embedding_params", "params_per_layer",
     "matmul_params_active", "matmul_flops_per_token", "attention_flops_per_token",
     "forward_flops_per_token", "training_flops_per_token", "kv_cache_bytes_per_token",
-    "from_total_active", "is_moe", "is_mla", "head_dim", "moe_layers",
+    "from_total_active", "is_moe", "is_mla", "head_dim", "moe_layers", "MAX_SEQ_LEN_TOKENS",
 ]
 
 #: MLA rotary (decoupled RoPE) key/query dimension when the spec does not give one
@@ -187,6 +187,11 @@ def matmul_flops_per_token(s: ModelSpec) -> float:
     return 2.0 * matmul_params_active(s) + 2.0 * s.d_model * s.vocab
 
 
+#: Longest sequence the FLOP counts take (1e15 tokens, far past any context): with the model-size limit
+#: (:data:`~intelligence_per_dollar.sources.models.MAX_WEIGHTS`) every count stays finite.
+MAX_SEQ_LEN_TOKENS = 1e15
+
+
 def attention_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     """Forward FLOPs per token of the attention score (Q K^T) and context (P V) products.
 
@@ -196,7 +201,7 @@ def attention_flops_per_token(s: ModelSpec, seq_len, causal: bool = True):
     attention skips masked tiles). Narayanan et al. 2021, Eq. 3's ``4 B s^2 h`` per layer forward
     is the full-square case (``causal=False``). ``seq_len`` may be a numpy array.
     """
-    seq = checks.array("seq_len", seq_len, low=1.0)
+    seq = checks.array("seq_len", seq_len, low=1.0, high=MAX_SEQ_LEN_TOKENS)
     checks.boolean("causal", causal)
     ctx = (seq + 1.0) / 2.0 if causal else seq
     hd = head_dim(s)

@@ -139,8 +139,14 @@ def _validate(s: ModelSpec) -> None:
     if s.kv_lora_rank is None and (s.q_lora_rank is not None or s.qk_rope_head_dim is not None):
         raise ValueError("model['q_lora_rank'] / model['qk_rope_head_dim'] are MLA dimensions and "
                          "need model['kv_lora_rank'] too")
-    width = max(s.d_model, s.heads * (s.head_dim or 1), s.d_ff, s.expert_d_ff * max(s.experts, 1) + 1)
-    weights = float(s.layers) * 4.0 * float(s.d_model) * float(width) + 2.0 * float(s.vocab) * float(s.d_model)
+    def big(x) -> float:                    # an int past float64's range counts as infinite, not OverflowError
+        try:
+            return float(x)
+        except OverflowError:
+            return float("inf")
+    width = max(big(s.d_model), big(s.heads) * big(s.head_dim or 1), big(s.d_ff),
+                big(s.expert_d_ff) * max(big(s.experts), 1.0) + 1.0)
+    weights = big(s.layers) * 4.0 * big(s.d_model) * width + 2.0 * big(s.vocab) * big(s.d_model)
     if not weights <= MAX_WEIGHTS:
         raise ValueError(f"model sizes (layers={checks.short(s.layers)}, d_model={checks.short(s.d_model)}, "
                          f"d_ff={checks.short(s.d_ff)}, vocab={checks.short(s.vocab)}) give "
