@@ -1,5 +1,6 @@
 """RL post-training loop: API, sync vs async, Vera scenario, weight-sync validation, bad inputs."""
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -49,6 +50,16 @@ def test_longest_rollout_grows_with_batch_and_is_capped():
     b = pt.longest_rollout_tokens(4096, 8000, 0.8, 32768)
     assert 8000 < a < b <= 32768
     assert pt.longest_rollout_tokens(4096, 8000, 0.0, 32768) == pytest.approx(8000)
+
+
+def test_longest_rollout_sits_at_the_expected_largest_draw():
+    """Uncapped, the longest of 64 rollouts is the lognormal length at the mean largest of 64 normal draws,
+    estimated here by Monte Carlo (independent of Blom's formula); whole rollout counts only."""
+    draws = np.random.default_rng(3).standard_normal((20000, 64)).max(axis=1).mean()
+    want = 8000 * np.exp(-0.5 * 0.8 ** 2 + 0.8 * draws)
+    assert pt.longest_rollout_tokens(64, 8000, 0.8, 1e9) == pytest.approx(want, rel=0.01)
+    with pytest.raises(ValueError, match="n=2.5"):
+        pt.longest_rollout_tokens(2.5, 8000, 0.8, 32768)
 
 
 @settings(max_examples=15, deadline=None)

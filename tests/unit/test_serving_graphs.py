@@ -97,3 +97,19 @@ def test_tensor_parallelism_across_domains_only_when_fixed_and_in_whole_domains(
     heads48 = dict(layers=32, d_model=6144, heads=48, kv_heads=8, d_ff=16384, vocab=32000)
     with pytest.raises(ValueError, match="multiple of 8"):
         inf.estimate(heads48, "H100-SXM", 24, "fp8", 128, 128, 1, {"tp": 12})
+
+
+@pytest.mark.parametrize("model, moe", [("DeepSeek-V3", True), ("Llama-3.1-70B", False)])
+def test_unsynchronised_ranks_wait_for_the_busiest_only_where_moe_layers_join_them(model, moe):
+    """scheduler='unsynchronised-adp' (each attention-DP rank admits prompts on its own): a MoE model's ranks meet in
+    every MoE layer, so the iteration lasts as long as the busiest rank's prompt pieces (TensorRT-LLM tech blog 10)
+    and the throughput falls below the synchronised default; a dense model's dp ranks share no layer, so its
+    throughput is the default's."""
+    kw = dict(concurrency=512, parallelism={"tp": 1, "dp": 8, "ep": 8 if moe else 1}, output_tokens_cv=1.0)
+    base = inf.estimate(model, "B200", 8, "fp8", 4000, 1000, **kw).output_tokens_per_s_per_gpu
+    alone = inf.estimate(model, "B200", 8, "fp8", 4000, 1000, scheduler="unsynchronised-adp",
+                         **kw).output_tokens_per_s_per_gpu
+    if moe:
+        assert alone < 0.97 * base
+    else:
+        assert alone == pytest.approx(base, rel=1e-12)

@@ -238,7 +238,8 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
     many = lam > sched.MANY_PIECES                     # many pieces per iteration: the mean is exact enough
     lam = np.where(many, 0.0, lam)
     cap = np.maximum(np.floor((sched.limits(ctx, tp, dp, pp)[1] - dec) / piece), 1.0)
-    ranks = np.ones_like(dp) if sched.adp_balanced(ctx.scheduler) else dp
+    # ranks wait for the busiest only where MoE layers synchronise them; a dense model's dp ranks step on their own
+    ranks = np.ones_like(dp) if sched.adp_balanced(ctx.scheduler) or not architecture.is_moe(ctx.s) else dp
     probs, scale = sched.busiest_rank_pieces(lam, ranks, cap, sched.pieces_needed(lam, cap))
     acc = [0.0, 0.0, {}, 0.0, 0.0]
     for j, p in enumerate(probs):

@@ -58,7 +58,7 @@ from typing import Mapping
 
 import numpy as np
 
-from intelligence_per_dollar.model import architecture, inference, serving_context, training
+from intelligence_per_dollar.model import architecture, inference, serving_context, training, uncertainty
 from intelligence_per_dollar.sources import assumptions as assumption_files
 from intelligence_per_dollar.sources import checks, hardware, models, workloads
 
@@ -103,10 +103,11 @@ def assumptions() -> Mapping[str, assumption_files.Assumption]:
 
 
 def longest_rollout_tokens(n_rollouts, mean_tokens, sigma, cap_tokens):
-    """Expected longest of ``n`` lognormal output lengths (mean ``mean_tokens``, log-sd ``sigma``),
-    capped: the ``n/(n+1)`` quantile ``mean exp(-sigma^2/2 + sigma z)`` (Gumbel's plotting position)."""
-    n = np.asarray(n_rollouts, float)
-    z = np.vectorize(lambda q: NormalDist().inv_cdf(q))(n / (n + 1.0)) if np.ndim(n) else NormalDist().inv_cdf(float(n / (n + 1.0)))
+    """Longest of ``n`` lognormal output lengths (mean ``mean_tokens``, log-sd ``sigma``), capped:
+    ``mean exp(-sigma^2/2 + sigma z_n)`` with ``z_n`` the expected largest of ``n`` standard normal draws
+    (:func:`uncertainty.expected_max_standard_normal`, Blom's ``(n - 0.375) / (n + 0.25)`` quantile; the length is
+    monotone in the draw, so this is the length at the expected largest draw). ``n``: whole numbers >= 1."""
+    z = uncertainty.expected_max_standard_normal(n_rollouts)
     return np.minimum(cap_tokens, mean_tokens * np.exp(-0.5 * sigma ** 2 + sigma * np.asarray(z)))
 
 
@@ -254,8 +255,8 @@ def _train_time(spec, accelerator, gpus, precision, seq_len, batch_seqs):
     return e.step_time_s
 
 
-#: Most rollouts per step (prompts x group size): beyond it the longest-rollout quantile
-#: ``n / (n + 1)`` is 1 in float64.
+#: Most rollouts per step (prompts x group size): a bound on the workload, well inside the draws
+#: :func:`uncertainty.expected_max_standard_normal` takes (its quantile ``(n - 0.375) / (n + 0.25)`` stays below 1).
 MAX_ROLLOUTS = 10**9
 
 

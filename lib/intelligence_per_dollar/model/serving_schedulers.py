@@ -18,8 +18,10 @@
   ``trtllm-bench`` runs since v0.19, with the performance overview's ``cuda_graph_config``.
 * ``"trtllm-bench-engine"``: the same benchmark on the TensorRT-engine flow of v0.17 and earlier
   (``trtllm-bench build``; the C++ runtime pads no CUDA graphs).
-* ``"unsynchronised-adp"``: the physics default for workloads of varied lengths, where each
-  attention-DP rank admits prompts on its own (TensorRT-LLM's round-robin baseline).
+* ``"unsynchronised-adp"``: each attention-DP rank admits prompts on its own, as an engine does for
+  workloads of varied lengths without a balancing scheduler (TensorRT-LLM's round-robin baseline;
+  ``attention_dp_config.enable_balance`` is off by default in ``tensorrt_llm/llmapi/llm_args.py``). It
+  changes MoE models only: a dense model's ``dp`` ranks share no layer, so none waits for another.
 * ``"vllm-v0.5"``: vLLM before v0.6 (v0.5.x, mid-2024) served through its OpenAI API server
   (``benchmark_serving.py``). It had no overlap scheduler: its host work (gathering the last step's outputs,
   scheduling, preparing inputs, and the API server streaming every token) ran in series with the GPU
