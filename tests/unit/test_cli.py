@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT
 from intelligence_per_dollar.app import build, cli
@@ -295,7 +296,15 @@ def _subprocess_env(**extra):
 
 @pytest.mark.slow
 def test_real_chapter_failure_exits_1_and_previous_report_survives(tmp_path):
-    """A valid scenario, a chapter that fails (a measurement file broken in a data copy)."""
+    """A valid scenario, a chapter that fails (a measurement file broken in a data copy).
+
+    Any change to data/ changes the sweep cache's key, so chapter 00 would run chapter 2's joint
+    sweep cold (minutes on a 2-core machine) before chapter 01 fails; the scenario here is the
+    skeptic's with that sweep switched off, which leaves chapter 00 its seconds."""
+    scenario = yaml.safe_load((ROOT / "data/scenarios/skeptic.yml").read_text())
+    scenario["00_claims"]["training_range"] = False
+    scenario_path = tmp_path / "skeptic-no-sweep.yml"
+    scenario_path.write_text(yaml.safe_dump(scenario))
     data = tmp_path / "data"
     shutil.copytree(ROOT / "data", data)
     gemm = data / "measurements" / "h200-2026-11-29" / "gemm.csv"
@@ -305,13 +314,15 @@ def test_real_chapter_failure_exits_1_and_previous_report_survives(tmp_path):
     out = tmp_path / "html"
     out.mkdir()
     (out / "index.html").write_text("previous good report")
-    proc = subprocess.run([str(IPD), "report", "--scenario", str(ROOT / "data/scenarios/skeptic.yml"),
-                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=300,
-                          env=_subprocess_env(IPD_DATA=str(data), IPD_CACHE=str(tmp_path / "cache")))
+    proc = subprocess.run([str(IPD), "report", "--scenario", str(scenario_path),
+                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=600,
+                          env=_subprocess_env(IPD_DATA=str(data), IPD_CACHE=str(tmp_path / "cache"),
+                                              IPD_SWEEP_CACHE=str(tmp_path / "sweeps")))
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert re.search(r"error: chapter \w+ failed at cell \d+: DataError: .*gemm\.csv", proc.stderr), proc.stderr[-2000:]
     assert "the previous report, if any, is unchanged" in proc.stderr
     assert (out / "index.html").read_text() == "previous good report"
+    assert not list((tmp_path / "sweeps").glob("*.parquet")), "chapter 00 ran the joint sweep"
 
 
 @pytest.mark.slow
