@@ -14,7 +14,6 @@ import types
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import ROOT
 from intelligence_per_dollar.app import build, cli
@@ -147,6 +146,24 @@ def test_hostile_yaml_exits_2_and_nothing_happens(tmp_path, capsys, no_execution
 def test_valid_scenarios_validate(capsys):
     rc, out, _ = run_main(["validate"] + [str(p) for p in sorted((ROOT / "data/scenarios").glob("*.yml"))], capsys)
     assert rc == 0 and out.count(": valid") == 3
+    assert re.search(r"data: every file loads \(\d+ checks\)", out), out
+
+
+def test_validate_lists_every_data_file_that_does_not_load(data_copy, capsys):
+    (data_copy / "prices" / "prices.csv").write_text("item,field\nx,y\n")
+    (data_copy / "measurements" / "h200-2026-11-30" / "prefill.csv").unlink()
+    rc, out, err = run_main(["validate", str(ROOT / "data/scenarios/central.yml")], capsys)
+    assert rc == 2
+    assert ": valid" in out and "every file loads" not in out
+    assert "error: 2 data check(s) failed" in err
+    assert "prices/prices.csv" in err and re.search(r"h200-2026-11-30/prefill\.csv: .*prefill\.csv: data file not found", err)
+    assert "no chapter was run" not in err   # said by report only
+
+
+def test_validate_without_files_checks_the_data_only(capsys):
+    rc, out, _ = run_main(["validate"], capsys)
+    assert rc == 0 and ": valid" not in out
+    assert re.search(r"data: every file loads \(\d+ checks\)", out), out
 
 
 def test_params_lists_every_chapter_parameter(capsys):
@@ -294,35 +311,32 @@ def _subprocess_env(**extra):
     return env
 
 
-@pytest.mark.slow
-def test_real_chapter_failure_exits_1_and_previous_report_survives(tmp_path):
-    """A valid scenario, a chapter that fails (a measurement file broken in a data copy).
-
-    Any change to data/ changes the sweep cache's key, so chapter 00 would run chapter 2's joint
-    sweep cold (minutes on a 2-core machine) before chapter 01 fails; the scenario here is the
-    skeptic's with that sweep switched off, which leaves chapter 00 its seconds."""
-    scenario = yaml.safe_load((ROOT / "data/scenarios/skeptic.yml").read_text())
-    scenario["00_claims"]["training_range"] = False
-    scenario_path = tmp_path / "skeptic-no-sweep.yml"
-    scenario_path.write_text(yaml.safe_dump(scenario))
+def test_a_broken_data_file_stops_the_report_before_any_chapter(tmp_path):
+    """The real command on a data copy with one measurement file broken: every chapter would run before the one
+    that reads it (chapter 00 first runs chapter 2's joint sweep, cold after any change to data/); the report
+    stops in seconds instead, names the file, row and column, and leaves the previous report."""
     data = tmp_path / "data"
     shutil.copytree(ROOT / "data", data)
     gemm = data / "measurements" / "h200-2026-11-29" / "gemm.csv"
     lines = gemm.read_text().splitlines()
     lines[-1] = ",".join(["oops"] * len(lines[-1].split(",")))
     gemm.write_text("\n".join(lines) + "\n")
+    (data / "runs" / "held_out_sets.csv").unlink()
     out = tmp_path / "html"
     out.mkdir()
     (out / "index.html").write_text("previous good report")
-    proc = subprocess.run([str(IPD), "report", "--scenario", str(scenario_path),
-                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=600,
+    proc = subprocess.run([str(IPD), "report", "--scenario", str(ROOT / "data/scenarios/skeptic.yml"),
+                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=300,
                           env=_subprocess_env(IPD_DATA=str(data), IPD_CACHE=str(tmp_path / "cache"),
                                               IPD_SWEEP_CACHE=str(tmp_path / "sweeps")))
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    assert re.search(r"error: chapter \w+ failed at cell \d+: DataError: .*gemm\.csv", proc.stderr), proc.stderr[-2000:]
-    assert "the previous report, if any, is unchanged" in proc.stderr
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "error: 2 data check(s) failed" in proc.stderr, proc.stderr[-2000:]
+    assert re.search(r"gemm\.csv, row \d+, column 'm': 'oops' is not a number", proc.stderr), proc.stderr[-2000:]
+    assert "held_out_sets.csv" in proc.stderr
+    assert "no chapter was run; the previous report, if any, is unchanged" in proc.stderr
     assert (out / "index.html").read_text() == "previous good report"
-    assert not list((tmp_path / "sweeps").glob("*.parquet")), "chapter 00 ran the joint sweep"
+    assert not (tmp_path / "html-executed").exists() and not list(tmp_path.glob(".staging-*"))
+    assert not (tmp_path / "sweeps").exists(), "a chapter ran"
 
 
 @pytest.mark.slow

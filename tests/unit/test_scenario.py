@@ -52,6 +52,7 @@ def make_fake_root(tmp_path: Path, chapter: str = "99_fake") -> Path:
     """A repository root with one small chapter and the book configuration listing it."""
     root = tmp_path / "root"
     (root / "nbs").mkdir(parents=True)
+    (root / "data").symlink_to(ROOT / "data")   # the report checks every data file before a chapter runs
     shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_build"))
     (root / "book" / "_toc.yml").write_text(f"format: jb-book\nroot: index\nchapters:\n  - file: nbs/{chapter}\n")
     (root / "book" / "index.md").write_text("# Fake book\n")

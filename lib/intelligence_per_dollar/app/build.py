@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
-from intelligence_per_dollar.app import outputs
+from intelligence_per_dollar.app import datacheck, outputs
 from intelligence_per_dollar.sources import io
 
 #: Chapters in reading order: notebook stem under nbs/.
@@ -194,9 +194,10 @@ def build_report(out: Path | str = "build/html", *, chapters: tuple[str, ...] = 
     time. On any failure the previous ``out`` is left untouched and the staging folder removed.
     ``on_step(name, "start" | "done")`` is called around each chapter and the book step
     (``name == "(book)"``), e.g. to drive a progress bar. Before any chapter runs, the leftovers
-    of killed builds next to ``out`` and ``executed_out`` are swept and both paths are checked
-    (:mod:`.outputs`: :class:`~.outputs.OutputError` for a file there or a parent that cannot be
-    written).
+    of killed builds next to ``out`` and ``executed_out`` are swept, every file under ``data/`` is
+    read through its loader (:func:`.datacheck.check`: :class:`~.datacheck.DataCheckFailed` lists
+    each that fails) and both paths are checked (:mod:`.outputs`: :class:`~.outputs.OutputError`
+    for a file there or a parent that cannot be written).
     """
     step = on_step or (lambda name, state: None)
     root = io.repo_root()
@@ -206,6 +207,7 @@ def build_report(out: Path | str = "build/html", *, chapters: tuple[str, ...] = 
     for target in (out, ex):
         if target is not None:
             outputs.sweep(target.parent, old_of=target.name)
+    datacheck.check()    # every file under data/, in seconds, before a chapter spends minutes on it
     staging = outputs.prepare("out", out)
     ex_staging = None
     timings: list[ChapterTiming] = []

@@ -5,11 +5,12 @@ Commands (``ipd COMMAND --help`` for each)::
     ipd report   [--scenario FILE] [--out DIR]     execute every chapter and build the book
     ipd compare  A.yml B.yml                       headline numbers of two scenarios side by side
     ipd claims   [--scenario FILE]                 the claims ledger as a table
-    ipd validate FILE [FILE ...]                   check scenario files without running anything
+    ipd validate [FILE ...]                        check scenario files and data/ without running anything
     ipd params   [CHAPTER ...]                     the parameters a scenario can set
     ipd sweep    SPEC [--scheduler ADDRESS]         run a sweep spec on Dask (app/sweep_cli.py)
 
-Exit codes: 0 success; 2 bad input (invalid scenario, every problem listed; bad arguments);
+Exit codes: 0 success; 2 bad input (invalid scenario, every problem listed; a file under data/ that does not
+load, every such file listed before any chapter runs; bad arguments);
 1 a chapter failed (the message names the chapter and the cell) or the book did not build;
 130 interrupted (the previous report is left as it was).
 """
@@ -29,7 +30,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from intelligence_per_dollar.analysis import claims
-from intelligence_per_dollar.app import build, outputs
+from intelligence_per_dollar.app import build, datacheck, outputs
 from intelligence_per_dollar.app import scenario as sc
 from intelligence_per_dollar.app import sweep_cli
 from intelligence_per_dollar.sources import io as ipd_io
@@ -294,10 +295,12 @@ def cmd_claims(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    scns = _load(args.files)
+    scns = _load(args.files) if args.files else []
     for s in scns:
         set_ = sum(len(v) for v in s.overrides.values())
         print(f"{s.source}: valid ({set_} parameter{'s' if set_ != 1 else ''} set, the rest at defaults)")
+    datacheck.check()
+    print(f"{ipd_io.data_dir()}: every file loads ({len(datacheck.checks())} checks)")
     return EXIT_OK
 
 
@@ -373,9 +376,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="ledger columns to show in the terminal, or 'all' (default: " + ", ".join(LEDGER_COLUMNS) + ")")
     k.set_defaults(func=cmd_claims)
 
-    v = sub.add_parser("validate", help="check scenario files without running anything",
-                       description="Validate scenario files; every problem of every file is listed.")
-    v.add_argument("files", nargs="+", metavar="FILE", help="scenario YAML files")
+    v = sub.add_parser("validate", help="check scenario files and data/ without running anything",
+                       description="Validate scenario files, then read every file under data/ through its "
+                                   "loader; every problem of every file is listed.")
+    v.add_argument("files", nargs="*", metavar="FILE", help="scenario YAML files (none: check data/ only)")
     v.set_defaults(func=cmd_validate)
 
     q = sub.add_parser("params", help="list the parameters a scenario can set",
@@ -409,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
         flag = {"out": "--out", "executed_out": "--executed"}.get(ex.param, ex.param)
         _err(f"{flag} {ex.path}: {ex.reason}; allowed: a folder (new, or an existing one to replace) "
              f"in a writable folder")
+        return EXIT_INPUT
+    except datacheck.DataCheckFailed as ex:  # found before any chapter runs
+        _err(str(ex))
+        if getattr(args, "command", None) == "report":
+            print("no chapter was run; the previous report, if any, is unchanged.", file=sys.stderr)
         return EXIT_INPUT
     except ipd_io.DataError as ex:
         _err(f"data file problem: {ex}")
