@@ -299,8 +299,8 @@ def cmd_validate(args) -> int:
     for s in scns:
         set_ = sum(len(v) for v in s.overrides.values())
         print(f"{s.source}: valid ({set_} parameter{'s' if set_ != 1 else ''} set, the rest at defaults)")
-    datacheck.check()
-    print(f"{ipd_io.data_dir()}: every file loads ({len(datacheck.checks())} checks)")
+    n_checks = datacheck.check()
+    print(f"{ipd_io.data_dir()}: every file loads ({n_checks} checks)")
     return EXIT_OK
 
 

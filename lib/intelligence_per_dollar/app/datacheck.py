@@ -9,8 +9,9 @@ its own loader first, in seconds, and reports every file that fails, not only th
 
 The loaders are those the chapters use, so a file that passes here is read the same way there; files in
 ``data/measurements/`` with no loader in the library (timings kept as validation evidence) are checked to
-exist where ``index.csv`` lists them; the scripts and environment records next to them are not data. Scenario files are checked by ``ipd validate`` / ``ipd report``
-themselves (:mod:`intelligence_per_dollar.app.scenario`).
+exist where ``index.csv`` lists them; the scripts and environment records next to them are not data.
+Scenario files are checked by ``ipd validate`` / ``ipd report`` themselves
+(:mod:`intelligence_per_dollar.app.scenario`).
 """
 
 from __future__ import annotations
@@ -99,11 +100,11 @@ def checks() -> list[tuple[str, Callable[[], object]]]:
     return out
 
 
-def problems() -> list[Problem]:
-    """Every check that fails, in the order of :func:`checks` (empty when ``data/`` is sound). A message already
-    reported (a file read by two loaders) is reported once, under the first."""
+def problems(listed: list[tuple[str, Callable[[], object]]] | None = None) -> list[Problem]:
+    """Every check of ``listed`` (default :func:`checks`) that fails, in order (empty when ``data/`` is sound).
+    A message already reported (a file read by two loaders) is reported once, under the first."""
     found: list[Problem] = []
-    for what, read in checks():
+    for what, read in checks() if listed is None else listed:
         try:
             read()
         except (ValueError, OSError, KeyError) as exc:   # a loader's DataError, a missing file, a missing key
@@ -113,8 +114,11 @@ def problems() -> list[Problem]:
     return found
 
 
-def check() -> None:
-    """Raise :class:`DataCheckFailed` listing every file under ``data/`` that does not load."""
-    found = problems()
+def check() -> int:
+    """Raise :class:`DataCheckFailed` listing every file under ``data/`` that does not load; else return how
+    many checks passed."""
+    listed = checks()
+    found = problems(listed)
     if found:
         raise DataCheckFailed(found)
+    return len(listed)
