@@ -42,16 +42,21 @@ from intelligence_per_dollar.sources import checks
 __all__ = ["phases", "output_tokens_per_s", "check_requests", "slot_lengths", "output_tokens_per_s_per_gpu"]
 
 
-def phases(isl: int, osl: int, requests: int, batch: int, tokens: int, lengths=None):
+def phases(isl: int, osl: int, requests: int, batch: int, tokens: int, lengths=None, piece: float = math.inf):
     """(iterations, decode sequences, prefill tokens, mean decode context) arrays, one row per phase,
     of one rank serving ``requests`` requests of ``isl`` + ``osl`` tokens queued at once with at most
     ``batch`` sequences and ``tokens`` tokens per iteration (see the module docstring). ``lengths``: each
-    request's output length in admission order (None: all ``osl``); a request of length ``L`` admitted at
-    ``a`` frees its slot at ``a + L``."""
+    request's output length in admission order (None: all ``osl``); a request of length ``L`` whose prompt
+    completes at ``a`` frees its slot at ``a + L``. ``piece``: inf (default) admits prompts whole, so
+    ``tokens`` must hold one; a finite piece is a chunked-prefill engine (:func:`_chunked_phases`)."""
     isl, osl, requests = (checks.positive_int(k, v) for k, v in (("isl", isl), ("osl", osl), ("requests", requests)))
     batch = checks.positive_int("batch", batch, whole_floats=True)
-    tokens = checks.integer("tokens", tokens, low=isl, whole_floats=True)      # a prompt must fit in one iteration (no chunking)
+    piece = checks.positive_number("piece", piece, allow_inf=True)
     todo = _lengths(lengths, osl, requests)
+    if math.isfinite(piece):
+        return _chunked_phases(isl, requests, batch, checks.positive_int("tokens", tokens, whole_floats=True),
+                               todo, piece)
+    tokens = checks.integer("tokens", tokens, low=isl, whole_floats=True)      # a prompt must fit in one iteration (no chunking)
     ends: list[tuple[int, int]] = []           # heap of (iteration the slot frees, admission iteration)
     rows, i, nxt, run, sum_a = [], 0, 0, 0, 0
     while nxt < requests or run:
@@ -73,6 +78,50 @@ def phases(isl: int, osl: int, requests: int, batch: int, tokens: int, lengths=N
     return m, d, p, x
 
 
+def _chunked_phases(isl: int, requests: int, batch: int, tokens: int, todo: np.ndarray, piece: float):
+    """:func:`phases` of a chunked-prefill engine: vLLM V1's scheduler (vllm/v1/core/sched/scheduler.py,
+    ``schedule``) gives every running sequence its decode token first, then spends what is left of the
+    ``max_num_batched_tokens`` budget on prompts in admission order, cutting the last one (chunked prefill is
+    always on in V1); SGLang's ``chunked_prefill_size`` does the same per prompt piece. So at iteration ``i``
+    with ``D`` sequences decoding, prompts admitted up to ``batch`` sequences (a prompt holds its slot from
+    admission) take ``min(left of the prompt, piece)`` tokens each until ``tokens - D`` are spent; a prompt
+    whose last piece runs at ``i`` emits its first token there (the whole-prompt rule, piece by piece). A
+    prompt longer than the budget no longer stalls every decoding sequence until the batch drains, which is
+    what the whole-prompt rule would do (it admits nothing while ``D + ISL > tokens``)."""
+    ends: list[tuple[int, int]] = []           # heap of (iteration the slot frees, first-token iteration)
+    pending: list[float] = []                  # prompt tokens still to prefill, admission order
+    rows, i, nxt, run, sum_a = [], 0, 0, 0, 0
+    while nxt < requests or run or pending:
+        while ends and ends[0][0] <= i:
+            _, a = heapq.heappop(ends)
+            run, sum_a = run - 1, sum_a - a
+        admit = min(requests - nxt, batch - run - len(pending))
+        pending.extend([float(isl)] * max(admit, 0))
+        nxt += max(admit, 0)
+        room = tokens - run
+        context = isl + i - sum_a / run if run else 0.0
+        if pending and room > 0:
+            spent, done = 0.0, 0
+            for j, left in enumerate(pending):
+                take = min(left, piece, room - spent)
+                if take <= 0:
+                    break
+                pending[j] = left - take
+                spent += take
+                done += pending[j] <= 0
+            rows.append((1, run, spent, context))
+            for length in todo[nxt - len(pending):nxt - len(pending) + done]:
+                heapq.heappush(ends, (i + int(length), i))
+            del pending[:done]
+            run, sum_a, i = run + done, sum_a + done * i, i + 1
+        elif run:                                                # decode until the next completion
+            m = ends[0][0] - i
+            rows.append((m, run, 0, context + (m - 1) / 2.0))
+            i += m
+    m, d, p, x = (np.array(v, float) for v in zip(*rows))
+    return m, d, p, x
+
+
 def _lengths(lengths, osl: int, requests: int) -> np.ndarray:
     """The output length of each request (``osl`` for all when None), checked: ``requests`` whole numbers >= 1."""
     if lengths is None:
@@ -85,10 +134,10 @@ def _lengths(lengths, osl: int, requests: int) -> np.ndarray:
 
 
 def output_tokens_per_s(step_s: Callable, isl: int, osl: int, requests: int, batch: int, tokens: int,
-                        lengths=None) -> float:
+                        lengths=None, piece: float = math.inf) -> float:
     """Output tokens per second of one rank over the whole finite run (:func:`phases`), each phase
     timed by ``step_s(decode sequences, prefill tokens, mean context)`` (arrays, seconds per iteration)."""
-    m, d, p, x = phases(isl, osl, requests, batch, tokens, lengths)
+    m, d, p, x = phases(isl, osl, requests, batch, tokens, lengths, piece)
     wall = float(np.sum(m * np.asarray(step_s(d, p, x), float)))
     if not (wall > 0 and math.isfinite(wall)):
         raise ValueError(f"step_s gave a total wall time of {wall} s; iteration times must be positive and finite")
@@ -97,17 +146,14 @@ def output_tokens_per_s(step_s: Callable, isl: int, osl: int, requests: int, bat
 
 def check_requests(requests, ctx) -> int | None:
     """``requests``: None (the steady state) or a positive whole number of requests of a finite run, which
-    needs ``aggregated`` mode and a token budget that holds a whole prompt (prompts are admitted whole: exact
-    for ``trtllm-bench``, and within a prompt's piece of an iteration for chunked-prefill engines)."""
+    needs ``aggregated`` mode. A scheduler that runs prompts whole (``trtllm-bench``, vLLM v0.5) already needs a token
+    budget that holds one (:func:`serving_schedulers.check_limits`); chunked prefill admits them in pieces."""
     if requests is None:
         return None
     requests = checks.positive_int("requests", requests)
     if ctx.mode != "aggregated":
         raise ValueError(f"requests={requests} (a finite offline benchmark) needs mode='aggregated', "
                          f"not mode={ctx.mode!r}")
-    if ctx.max_num_tokens is not None and ctx.max_num_tokens < ctx.isl:
-        raise ValueError(f"requests={requests} (a finite offline benchmark) admits prompts whole, so "
-                         f"max_num_tokens={ctx.max_num_tokens} must be at least input_tokens={ctx.isl}")
     return requests
 
 
@@ -132,6 +178,8 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
     the host-link stream of its offloaded weights (``offload``, :mod:`serving_offload`); a slot's micro-batch
     advances once every ``pp`` stage iterations (:mod:`serving_pipeline`)."""
     tokens = sched.limits(ctx, c["tp"], c["dp"], c.get("pp", 1.0))[1]
+    # prompts whole (trtllm-bench, vLLM v0.5) or in pieces of at most prefill_chunk_tokens (chunked prefill)
+    piece = math.inf if sched.whole_prompts(ctx.scheduler) else ctx.prefill_chunk_tokens
     out = np.full(np.shape(c["tp"]), -np.inf)
     for j in np.flatnonzero(ok):
         tp, dp, ep, rep = (float(c[k][j]) for k in ("tp", "dp", "ep", "replicas"))
@@ -150,7 +198,6 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
             return pp * kern.iteration_s(ctx, t_gpu, t_host)
 
         slot_batch = max(math.floor(batch[j] / active), 1)
-        budget = max(tokens[j], ctx.isl)                       # prompts whole (chunked engines: within a piece)
-        per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, budget, slot_lengths(ctx, n))
+        per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, tokens[j], slot_lengths(ctx, n), piece)
         out[j] = per_rank * requests / n / (tp * dp * rep * pp)
     return out
