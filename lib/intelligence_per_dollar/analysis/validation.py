@@ -100,7 +100,10 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout23-mlperf60-dsv3-gb200-scale", "heldout23-mlperf60-llama405b-hpe-nvl72",
                    "heldout23-mlperf60-llama8b-partners", "heldout23-mlperf60-gptoss-inventec",
                    "heldout23-mlperf51-llama8b-gb200", "heldout23-flashattn-gpt3-a100",
-                   "heldout23-bigscience-tr11-prequel", "heldout23-jaxtoolbox-pax")
+                   "heldout23-bigscience-tr11-prequel", "heldout23-jaxtoolbox-pax",
+                   # set 24 (HELD_OUT.md)
+                   "heldout24-mlperf-train", "heldout24-automodel-moonlight", "heldout24-flagperf-deepspeed",
+                   "heldout24-nemo-docs-2502-2504", "heldout24-together-b200-512", "heldout24-torchao-llama4-b200")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
