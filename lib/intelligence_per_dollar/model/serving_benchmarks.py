@@ -60,9 +60,7 @@ def phases(isl: int, osl: int, requests: int, batch: int, tokens: int, lengths=N
     ends: list[tuple[int, int]] = []           # heap of (iteration the slot frees, admission iteration)
     rows, i, nxt, run, sum_a = [], 0, 0, 0, 0
     while nxt < requests or run:
-        while ends and ends[0][0] <= i:                          # finished at a + L - 1
-            _, a = heapq.heappop(ends)
-            run, sum_a = run - 1, sum_a - a
+        run, sum_a = _free_finished(ends, i, run, sum_a)
         k = min(requests - nxt, batch - run, (tokens - run) // isl)
         context = isl + i - sum_a / run if run else 0.0
         if k > 0:
@@ -70,10 +68,30 @@ def phases(isl: int, osl: int, requests: int, batch: int, tokens: int, lengths=N
             for length in todo[nxt:nxt + k]:
                 heapq.heappush(ends, (i + int(length), i))
             nxt, run, sum_a, i = nxt + k, run + k, sum_a + k * i, i + 1
-        elif run:                                                # decode until the next completion
-            m = ends[0][0] - i
-            rows.append((m, run, 0, context + (m - 1) / 2.0))
-            i += m
+        elif run:
+            i = _decode_stretch(rows, ends, i, run, context)
+    return _phase_arrays(rows)
+
+
+def _free_finished(ends: list, i: int, run: int, sum_a: int) -> tuple[int, int]:
+    """Pop the sequences whose slot frees by iteration ``i`` (``a + L``) from the heap ``ends``; returns the running
+    count and the sum of their first-token iterations."""
+    while ends and ends[0][0] <= i:
+        _, a = heapq.heappop(ends)
+        run, sum_a = run - 1, sum_a - a
+    return run, sum_a
+
+
+def _decode_stretch(rows: list, ends: list, i: int, run: int, context: float) -> int:
+    """Append the decode-only phase from iteration ``i`` to the next completion, timed at its mean context (the
+    context grows by one token per iteration); returns the iteration it ends at."""
+    m = ends[0][0] - i
+    rows.append((m, run, 0, context + (m - 1) / 2.0))
+    return i + m
+
+
+def _phase_arrays(rows: list):
+    """(iterations, decode sequences, prefill tokens, mean decode context) arrays of the phase rows."""
     m, d, p, x = (np.array(v, float) for v in zip(*rows))
     return m, d, p, x
 
@@ -92,34 +110,30 @@ def _chunked_phases(isl: int, requests: int, batch: int, tokens: int, todo: np.n
     pending: list[float] = []                  # prompt tokens still to prefill, admission order
     rows, i, nxt, run, sum_a = [], 0, 0, 0, 0
     while nxt < requests or run or pending:
-        while ends and ends[0][0] <= i:
-            _, a = heapq.heappop(ends)
-            run, sum_a = run - 1, sum_a - a
+        run, sum_a = _free_finished(ends, i, run, sum_a)
         admit = min(requests - nxt, batch - run - len(pending))
         pending.extend([float(isl)] * max(admit, 0))
         nxt += max(admit, 0)
         room = tokens - run
         context = isl + i - sum_a / run if run else 0.0
         if pending and room > 0:
-            spent, done = 0.0, 0
+            spent = 0.0
             for j, left in enumerate(pending):
                 take = min(left, piece, room - spent)
                 if take <= 0:
                     break
                 pending[j] = left - take
                 spent += take
-                done += pending[j] <= 0
+            # prompts of one length finish in admission order (an earlier one never has more left than a later one)
+            done = next((j for j, left in enumerate(pending) if left > 0), len(pending))
             rows.append((1, run, spent, context))
             for length in todo[nxt - len(pending):nxt - len(pending) + done]:
                 heapq.heappush(ends, (i + int(length), i))
             del pending[:done]
             run, sum_a, i = run + done, sum_a + done * i, i + 1
-        elif run:                                                # decode until the next completion
-            m = ends[0][0] - i
-            rows.append((m, run, 0, context + (m - 1) / 2.0))
-            i += m
-    m, d, p, x = (np.array(v, float) for v in zip(*rows))
-    return m, d, p, x
+        elif run:
+            i = _decode_stretch(rows, ends, i, run, context)
+    return _phase_arrays(rows)
 
 
 def _lengths(lengths, osl: int, requests: int) -> np.ndarray:
