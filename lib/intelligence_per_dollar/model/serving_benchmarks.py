@@ -22,7 +22,10 @@ frees its slot at ``a + OSL``. Requests have one length, so cohorts finish in ad
 the schedule is a sequence of *phases*: single admission iterations and decode-only stretches
 between two events (an admission or a completion), over which the context grows linearly -- each
 stretch is timed at its mean context (exact for a step affine in context). :func:`phases` builds
-them, :func:`output_tokens_per_s` times them with the model's own iteration time.
+them, :func:`output_tokens_per_s` times them with the model's own iteration time. Engines with chunked
+prefill (vLLM V1, SGLang, the ``physics`` scheduler) admit prompts piece by piece instead, the decode
+tokens first and prompt pieces of at most ``prefill_chunk_tokens`` in the rest of the budget
+(:func:`_chunked_phases`), so a prompt longer than the budget never stalls the decoding batch.
 """
 
 from __future__ import annotations
