@@ -91,7 +91,7 @@ def test_validation_sentence_uses_the_named_targets():
 
 def test_inference_validation_says_above_or_within_the_target():
     f = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30, "mlperf-x", 1.5)
-    assert "13%, within the 15% target" in pp.inference_validation(f)
+    assert "13.0%, within the 15% target" in pp.inference_validation(f)
     assert "~29 us of PyTorch dispatch" in pp.inference_validation(f)
     assert "a median **30%** on the 92 max-load cases, 1 of them by more than 2x" in pp.inference_validation(f)
     assert "30 MLPerf Inference runs" in pp.inference_validation(f)
@@ -100,7 +100,10 @@ def test_inference_validation_says_above_or_within_the_target():
     none = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, float("nan"), float("nan"), 0)
     assert "MLPerf" not in pp.inference_validation(none) and "nan" not in pp.inference_validation(none)
     above = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.20, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30)
-    assert "20%, above the 15% target" in pp.inference_validation(above)
+    assert "20.0%, above the 15% target" in pp.inference_validation(above)
+    # a median that one decimal would print as the target itself gets two: "15.05%, above the 15% target"
+    near = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.15049, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30)
+    assert "15.05%, above the 15% target" in pp.inference_validation(near)
     long = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30, "mlperf-x", 1.5,
                                 11, -0.54, 0.17, "h200-interactive")
     assert "its 11 runs now lie between -54% and +17%, the low end h200-interactive" in pp.inference_validation(long)
