@@ -231,9 +231,10 @@ def test_known_gaps_stay_bounded(table):
 
 def test_median_near_the_issue_target_of_15_percent(table):
     """Issue 4's target is a median |error| <= 15% over all measured cases. It held (14.6% over 490 cases) until set 24
-    (37 serving runs collected blind on 2026-12-03, 22.7% median) was merged unchanged: 15.05% over 527. The bound
-    records that state so a regression fails; chapter 3's takeaway says the median is above the target."""
-    assert table.error.abs().median() <= 0.151
+    (37 serving runs collected blind on 2026-12-03, 22.7% median) was merged unchanged: 15.05% over 527. Session 19's
+    vLLM engine generations (schedulers vllm-v1, vllm-v1-async, vllm-v0.6 on the rows that ran them) left 15.02% over
+    528. The bound records that state so a regression fails; chapter 3's takeaway says the median is above the target."""
+    assert table.error.abs().median() <= 0.1503
 
 
 def test_ep_load_imbalance_properties():
@@ -395,8 +396,11 @@ def test_held_out_set_12_stays_near_its_blind_error(table):
     MoE for Qwen3-30B-A3B on one H100 at 10 users): median 33% when first predicted (+52%, +18%, -33%). Set aside: two
     vLLM B200 bursts of 1,000 prompts, one over ShareGPT lengths whose spread is not stated (the longest outputs set
     the wall time), one eager with dummy weights. The ShareGPT burst (gpt-oss-120b on 8 B200, blind +319%) joined
-    on 2026-12-02 with ShareGPT's own lengths (output_dataset sharegpt-vllm): +166%, the drain no longer the miss."""
-    _check_held_out_set(table, "heldout12-", 4, 0.43, 1.70, 4, 0.43)
+    on 2026-12-02 with ShareGPT's own lengths (output_dataset sharegpt-vllm): +166%, the drain no longer the miss.
+    Session 19 named the two vLLM rows' engine (scheduler vllm-v1, vLLM main of August 2025: synchronous scheduling,
+    the API server's 1,024-sequence cap): the Qwen3-30B row -33% -> -36%, the B200 burst +165% -> +184% (the cap
+    raised the model's throughput there), so the bounds moved from 0.43 / 1.70 to 0.44 / 1.85."""
+    _check_held_out_set(table, "heldout12-", 4, 0.44, 1.85, 4, 0.44)
 
 
 def test_held_out_set_14_stays_near_its_blind_error(table):

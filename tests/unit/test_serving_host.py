@@ -79,3 +79,71 @@ def test_the_v05_host_constants_reproduce_the_profile_they_come_from():
     assert engine / gpu == pytest.approx(29 / 38, rel=0.05)
     assert api / gpu == pytest.approx(33 / 38, rel=0.05)
     assert gpu / r["step_s"][0] == pytest.approx(0.38, rel=0.05)
+
+
+# --- vLLM's V1 engine: synchronous scheduling (vllm-v1) and --async-scheduling (vllm-v1-async) -----------------
+
+
+@pytest.mark.parametrize("acc, limits", [("H100-SXM", (1024, 8192)), ("H200", (1024, 8192)), ("B200", (1024, 8192)),
+                                         ("A100-80GB", (256, 2048)), ("A100-40GB", (256, 2048))])
+def test_vllm_v1_takes_its_api_server_defaults_from_the_device(acc, limits):
+    """vLLM V1's API server defaults (vllm/engine/arg_utils.py get_batch_defaults): 1,024 sequences and 8,192
+    tokens per iteration on a GPU of >= 70 GiB that is not an A100, 256 and 2,048 on any other; both schedulers
+    use them, and so does the model's own limit (the estimate's max_concurrency on one GPU)."""
+    from intelligence_per_dollar.sources import hardware
+    assert sched.vllm_v1_limits(hardware.get(acc)) == limits
+    for s in ("vllm-v1", "vllm-v1-async"):
+        ctx = _ctx(s, acc=acc)
+        seqs, tokens = (float(v[0]) for v in sched.limits(ctx, np.array([1.0]), np.array([1.0])))
+        assert (seqs, tokens) == limits
+        assert ctx.prefill_chunk_tokens == limits[1]      # no per-prompt piece limit: the whole token budget
+
+
+def test_vllm_v1_limits_follow_the_memory_not_the_name():
+    """A device under 70 GiB gets the small defaults whatever its name; a stated limit replaces the default."""
+    import dataclasses
+    from intelligence_per_dollar.sources import hardware
+    h100 = hardware.get("H100-SXM")
+    small = dataclasses.replace(h100, device_memory_bytes=48e9)
+    assert sched.vllm_v1_limits(small) == sched.VLLM_V1_SMALL_LIMITS
+    told = inf.estimate("Llama-3.1-8B", "A100-80GB", 1, "bf16", 230, 224, scheduler="vllm-v1", max_batch_size=600)
+    default = inf.estimate("Llama-3.1-8B", "A100-80GB", 1, "bf16", 230, 224, scheduler="vllm-v1")
+    assert default.max_concurrency == 256 and told.max_concurrency == 600
+
+
+@pytest.mark.parametrize("concurrency", [1.0, 64.0, 512.0])
+def test_vllm_v1_sync_adds_its_host_time_and_async_hides_it(concurrency):
+    """Synchronous V1: step = GPU + (vllm_v1_host_step_s + vllm_v1_host_per_sequence_s x batch); with async
+    scheduling the same host time runs under the GPU's, so the step is the GPU time wherever the GPU is longer."""
+    sync, asyn = _ctx("vllm-v1"), _ctx("vllm-v1-async")
+    assert sync.host_serial and not asyn.host_serial
+    assert sync.host_step_s == sctx.assumed("vllm_v1_host_step_s", "central")
+    assert sync.host_per_sequence_s == asyn.host_per_sequence_s == sctx.assumed("vllm_v1_host_per_sequence_s", "central")
+    layout = {**ONE_GPU, "concurrency": np.array([concurrency])}
+    rs, ra = inf.evaluate(sync, layout), inf.evaluate(asyn, layout)
+    host = sync.host_step_s + sync.host_per_sequence_s * concurrency
+    assert rs["host_s"][0] == pytest.approx(host, rel=1e-9)
+    assert rs["step_s"][0] == pytest.approx(rs["gpu_step_s"][0] + host, rel=1e-9)
+    assert ra["gpu_step_s"][0] > ra["host_s"][0]
+    assert ra["step_s"][0] == pytest.approx(ra["gpu_step_s"][0], rel=1e-9)
+
+
+def test_the_v1_host_constants_match_the_measured_async_gain():
+    """Cross-check, not a fit (data/assumptions/inference.csv): GPUStack's A/B of vLLM v0.11.0 on one H100 (gpt-oss-20b,
+    ShareGPT, only --async-scheduling changed) measured 91.33 ms mean TPOT synchronous against 86.81 ms asynchronous,
+    4.5 ms. The V1 host constants at the 1,024-sequence default must give that gap within 25%; V0.5's per-sequence
+    host time, five times larger, would not."""
+    ctx = _ctx("vllm-v1")
+    gap = ctx.host_step_s + 1024 * ctx.host_per_sequence_s
+    assert gap == pytest.approx(91.33e-3 - 86.81e-3, rel=0.25)
+    v05 = _ctx("vllm-v0.5-offline")
+    assert v05.host_step_s + 1024 * v05.host_per_sequence_s > 2 * (91.33e-3 - 86.81e-3)
+
+
+def test_vllm_v06_keeps_v0_limits_and_whole_prompts_but_overlaps_its_host():
+    """vLLM v0.6's V0 engine: async output processing and multi-step scheduling hide the host work (max, not sum),
+    but the batch stays at V0's 256 sequences and prompts run whole (chunked prefill off below 32K of context)."""
+    ctx = _ctx("vllm-v0.6")
+    assert not ctx.host_serial and ctx.prefill_chunk_tokens == np.inf
+    assert ctx.host_per_sequence_s == _ctx("physics").host_per_sequence_s
+    assert inf.estimate("Llama-3.1-8B", "A100-80GB", 1, "bf16", 224, 194, scheduler="vllm-v0.6").max_concurrency == 256

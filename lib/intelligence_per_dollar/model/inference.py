@@ -70,6 +70,10 @@ binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 se
 vLLM before v0.6 had no overlap scheduler (``scheduler="vllm-v0.5"`` / ``"vllm-v0.5-offline"``): its iteration
 takes ``GPU + host``, with a per-sequence host time derived from vLLM's own profile of v0.5.3
 (:func:`serving_kernels.iteration_s`), which is why 8 GPUs at TP8 served Mistral-7B only 1.3x faster than one.
+vLLM's V1 engine (v0.8 to v0.13) also runs its host work in series unless ``--async-scheduling`` is set
+(``scheduler="vllm-v1"``; ``"vllm-v1-async"`` with it), at a smaller per-sequence cost, and caps the batch at its
+API server's defaults for the device (1,024 sequences and 8,192 tokens per iteration on a GPU of >= 70 GiB that
+is not an A100, else 256 and 2,048: :func:`serving_schedulers.vllm_v1_limits`).
 
 **Finite benchmarks** (``requests``): ramp, batch and drain of that many queued requests (:mod:`serving_benchmarks`).
 **CUDA-graph padding** (``scheduler="trtllm-bench"``): a decode-only iteration replays the graph of the next captured

@@ -124,13 +124,30 @@ def _param_totals(s: models.ModelSpec) -> dict[str, float]:
             **{k: float(v) for k, v in p.items()}}
 
 
+def _host_step_s(scheduler: str, scenario: str) -> float:
+    """Fixed host seconds per iteration: vLLM V1's (``vllm-v1``, ``vllm-v1-async``) or any other engine's."""
+    return assumed("vllm_v1_host_step_s" if sched.is_vllm_v1(scheduler) else "host_step_s", scenario)
+
+
 def _host_per_sequence_s(scheduler: str, scenario: str) -> float:
-    """Host seconds per running sequence and iteration: an overlap-scheduler engine's, or vLLM v0.5's engine
-    work plus (served through its API server, ``vllm-v0.5``) the API server's (:mod:`serving_schedulers`)."""
+    """Host seconds per running sequence and iteration: an overlap-scheduler engine's, vLLM V1's, or vLLM v0.5's
+    engine work plus (served through its API server, ``vllm-v0.5``) the API server's (:mod:`serving_schedulers`)."""
+    if sched.is_vllm_v1(scheduler):
+        return assumed("vllm_v1_host_per_sequence_s", scenario)
     if not sched.is_vllm_v05(scheduler):
         return assumed("host_per_sequence_s", scenario)
     api = assumed("vllm_v05_api_server_per_sequence_s", scenario) if scheduler == "vllm-v0.5" else 0.0
     return assumed("vllm_v05_engine_per_sequence_s", scenario) + api
+
+
+def _prefill_piece(scheduler: str, acc: hardware.Accelerator, max_num_tokens: int | None, scenario: str) -> float:
+    """Largest prompt piece one iteration schedules: none (``inf``) where prompts run whole; vLLM V1's whole
+    token budget (it sets no per-prompt limit); else ``prefill_chunk_tokens``."""
+    if sched.whole_prompts(scheduler):
+        return np.inf
+    if sched.is_vllm_v1(scheduler):
+        return float(max_num_tokens or sched.vllm_v1_limits(acc)[1])
+    return assumed("prefill_chunk_tokens", scenario)
 
 
 def context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
@@ -143,7 +160,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
     kern.check_catalogue_fields(acc)
-    whole = sched.whole_prompts(sched.check_scheduler(scheduler))
+    sched.check_scheduler(scheduler)
     torch_ref = implementation == "pytorch"
     isl = checks.positive_int("input_tokens", input_tokens)
     osl = checks.positive_int("output_tokens", output_tokens)
@@ -165,15 +182,15 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         assumed("pytorch_moe_kernels_per_layer" if torch_ref else "moe_kernels_per_layer", scenario),
         ceil.grouped_gemm_hbm_efficiency, assumed("grouped_gemm_launch_s", scenario),
         assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
-        assumed("expert_load_cv", scenario), assumed("host_step_s", scenario),
-        _host_per_sequence_s(scheduler, scenario), _param_totals(s), host_serial=sched.is_vllm_v05(scheduler),
+        assumed("expert_load_cv", scenario), _host_step_s(scheduler, scenario),
+        _host_per_sequence_s(scheduler, scenario), _param_totals(s), host_serial=sched.host_in_series(scheduler),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),
         attention_run_precision=attention_run, attention_peak=peaks.dense_flop_per_s(acc, attention_run),
         attention_w_bytes=hardware.BYTES_PER_ELEMENT[attention],
         expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
         kv_block_tokens=assumed("kv_block_tokens", scenario),
-        prefill_chunk_tokens=np.inf if whole else assumed("prefill_chunk_tokens", scenario), scheduler=scheduler,
+        prefill_chunk_tokens=_prefill_piece(scheduler, acc, max_tok, scenario), scheduler=scheduler,
         max_batch_size=max_bs, max_num_tokens=max_tok, weight_offload=offl.check_option(weight_offload),
         host_link_efficiency=assumed("host_link_efficiency", scenario),
         memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max,

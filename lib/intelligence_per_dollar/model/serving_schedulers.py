@@ -31,6 +31,19 @@
   256 and, with chunked prefill off, whole prompts (:data:`VLLM_V05_DEFAULT_LIMITS`).
 * ``"vllm-v0.5-offline"``: the same engine driven in-process (``benchmark_throughput.py``, the ``LLM`` class):
   no API server, so only the engine's per-sequence host time.
+* ``"vllm-v0.6"``: vLLM's V0 engine from v0.6 (September 2024) served through its API server: asynchronous output
+  processing and multi-step scheduling put its host work under the GPU's (``max(GPU, host)``, as an overlap
+  engine's), but it keeps V0's defaults, 256 running sequences and, with chunked prefill off (V0 turned it on only
+  past 32K of context), whole prompts (:data:`VLLM_V05_DEFAULT_LIMITS`).
+* ``"vllm-v1"``: vLLM's V1 engine (v0.8 to v0.13) served through ``vllm serve``, scheduling synchronously (its
+  default until v0.14.0, vllm-project/vllm PR 27614): ``schedule()``, input preparation, the sampled tokens'
+  copy to the CPU and ``update_from_output`` run between GPU iterations, so an iteration takes ``GPU + host``
+  with ``vllm_v1_host_step_s`` + ``vllm_v1_host_per_sequence_s`` per running sequence (``data/assumptions/
+  inference.csv``). Its batch limits are the API server's defaults for the device (:func:`vllm_v1_limits`),
+  and chunked prefill is always on, a prompt taking as much of the iteration's token budget as is left
+  (no per-prompt piece limit: ``long_prefill_token_threshold`` 0).
+* ``"vllm-v1-async"``: the same engine with ``--async-scheduling`` (the default from v0.14.0): the host work
+  of the next iteration runs under the GPU's (``max(GPU, host)``), the same limits.
 
 **Attention-DP imbalance.** With attention data parallelism every rank runs its own attention,
 dense layers and norms, but the MoE layers (all-to-all, experts) synchronise all ranks every
@@ -57,12 +70,13 @@ from intelligence_per_dollar.sources import checks, hardware
 
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
            "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "VLLM_V05_DEFAULT_LIMITS", "check_scheduler", "check_limits",
-           "is_trtllm_bench", "is_vllm_v05", "whole_prompts",
+           "VLLM_V1_LARGE_LIMITS", "VLLM_V1_SMALL_LIMITS", "VLLM_V1_LARGE_MEMORY_BYTES", "vllm_v1_limits",
+           "is_trtllm_bench", "is_vllm_v05", "is_vllm_v1", "host_in_series", "default_limits", "whole_prompts",
            "graph_padded_tokens", "graph_replay", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
            "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp", "vllm-v0.5",
-              "vllm-v0.5-offline")
+              "vllm-v0.5-offline", "vllm-v0.6", "vllm-v1", "vllm-v1-async")
 #: CUDA-graph batch sizes of TensorRT-LLM's performance-overview runs, with ``enable_padding: true``
 #: (``llm_options.yml`` of docs/source/performance/perf-overview.md at v0.20 ab4143e and v1.0 00f3768,
 #: docs/source/developer-guide/perf-overview.md at 03e27c7: "Starting with v0.19, testing was performed
@@ -92,8 +106,17 @@ TRTLLM_DEFAULT_LIMITS = (2048, 8192)
 ENGINE_DEFAULT_LIMITS = TRTLLM_DEFAULT_LIMITS
 #: (max_num_seqs, max_num_batched_tokens) of vLLM v0.5 left at its defaults (vllm/engine/arg_utils.py v0.5.4:
 #: ``max_num_seqs`` 256; with chunked prefill off, ``max_num_batched_tokens`` = ``max(max_model_len, 2048)``:
-#: a whole prompt per prefill iteration; 32,768 is the context of the models its benchmarks served).
+#: a whole prompt per prefill iteration; 32,768 is the context of the models its benchmarks served). V0 kept them
+#: through v0.6 (``EngineArgs.max_num_seqs = 256``; chunked prefill on by default only past 32K of context).
 VLLM_V05_DEFAULT_LIMITS = (256, 32768)
+#: (max_num_seqs, max_num_batched_tokens) of vLLM's V1 API server left at its defaults, by device
+#: (``vllm/engine/arg_utils.py`` ``_set_default_args_v1`` / ``get_batch_defaults``, v0.9 onwards): a GPU with at
+#: least :data:`VLLM_V1_LARGE_MEMORY_BYTES` of memory that is not an A100 gets the large pair (vllm-project/vllm
+#: PR 12369 raised the H100/H200 token budget, PR 16158 kept ``max_num_seqs`` 1024 only there, PR 17073 extended
+#: both to every GPU of >= 70 GiB, and PR 17885 took the A100 out again: "Setting large max_num_batched_tokens for
+#: A100 reduces throughput"); any other gets the small one (V0's 256 sequences, a 2,048-token budget).
+VLLM_V1_LARGE_LIMITS, VLLM_V1_SMALL_LIMITS = (1024, 8192), (256, 2048)
+VLLM_V1_LARGE_MEMORY_BYTES = 70 * 1024.0 ** 3
 #: Prompt pieces per rank and iteration above which the busiest rank is taken to carry the mean
 #: (Poisson: relative spread 1/sqrt(lam) < 18%; keeps the distribution short).
 MANY_PIECES = 30.0
@@ -128,9 +151,37 @@ def is_vllm_v05(scheduler: str) -> bool:
     return scheduler.startswith("vllm-v0.5")
 
 
+def is_vllm_v1(scheduler: str) -> bool:
+    """vLLM's V1 engine, synchronous (``vllm-v1``) or with async scheduling (``vllm-v1-async``)."""
+    return scheduler.startswith("vllm-v1")
+
+
+def host_in_series(scheduler: str) -> bool:
+    """Whether the engine's host work runs between GPU iterations (:func:`serving_kernels.iteration_s`):
+    vLLM before v0.6, and vLLM V1 scheduling synchronously."""
+    return is_vllm_v05(scheduler) or scheduler == "vllm-v1"
+
+
+def vllm_v1_limits(acc: hardware.Accelerator) -> tuple[int, int]:
+    """vLLM V1's default (``max_num_seqs``, ``max_num_batched_tokens``) for its API server on ``acc``
+    (:data:`VLLM_V1_LARGE_LIMITS` on a device of at least :data:`VLLM_V1_LARGE_MEMORY_BYTES` that is not an A100,
+    else :data:`VLLM_V1_SMALL_LIMITS`). The memory is the driver's total, as vLLM reads it."""
+    large = acc.memory_capacity_bytes >= VLLM_V1_LARGE_MEMORY_BYTES and "a100" not in acc.id.lower()
+    return VLLM_V1_LARGE_LIMITS if large else VLLM_V1_SMALL_LIMITS
+
+
+def default_limits(scheduler: str, acc: hardware.Accelerator) -> tuple[int, int]:
+    """The engine's own (running sequences per rank, tokens per iteration) when the caller sets neither."""
+    if is_vllm_v05(scheduler) or scheduler == "vllm-v0.6":
+        return VLLM_V05_DEFAULT_LIMITS
+    if is_vllm_v1(scheduler):
+        return vllm_v1_limits(acc)
+    return ENGINE_DEFAULT_LIMITS
+
+
 def whole_prompts(scheduler: str) -> bool:
     """Whether the scheduler runs every prompt whole in one iteration (chunked prefill off)."""
-    return is_trtllm_bench(scheduler) or is_vllm_v05(scheduler)
+    return is_trtllm_bench(scheduler) or is_vllm_v05(scheduler) or scheduler == "vllm-v0.6"
 
 
 def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf, replay=None):
@@ -284,11 +335,11 @@ def limits(ctx, tp, dp, pp=1.0):
     under ``ctx.scheduler`` (a :class:`serving_kernels.Context`). The caller's ``max_batch_size`` /
     ``max_num_tokens`` where given (trtllm-bench ``get_settings``, tensorrt_llm/bench/benchmark/utils/
     general.py: both given are used as they are, with no heuristic and no ``ISL + batch`` raise), else
-    :func:`trtllm_bench_limits` per distinct layout (trtllm-bench) or :data:`ENGINE_DEFAULT_LIMITS`."""
+    :func:`trtllm_bench_limits` per distinct layout (trtllm-bench) or the engine's :func:`default_limits`."""
     tp, dp, pp = np.broadcast_arrays(np.asarray(tp, float), np.asarray(dp, float), np.asarray(pp, float))
     given = ctx.max_batch_size, ctx.max_num_tokens
     if not is_trtllm_bench(ctx.scheduler) or None not in given:
-        default = VLLM_V05_DEFAULT_LIMITS if is_vllm_v05(ctx.scheduler) else ENGINE_DEFAULT_LIMITS
+        default = default_limits(ctx.scheduler, ctx.acc)
         return tuple(np.full(tp.shape, float(v if v is not None else d)) for v, d in zip(given, default))
     bs, tok = _trtllm_bench_heuristic(ctx, tp, dp, pp)
     return (bs if given[0] is None else np.full(tp.shape, float(given[0])),
