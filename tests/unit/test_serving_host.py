@@ -1,6 +1,8 @@
 """Host work of a serving iteration: overlapped with the GPU by current engines, in series with it on vLLM v0.5
 (schedulers ``vllm-v0.5`` / ``vllm-v0.5-offline``, serving_kernels.iteration_s)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -9,6 +11,7 @@ from intelligence_per_dollar.model import inference as inf
 from intelligence_per_dollar.model import serving_context as sctx
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.model import serving_schedulers as sched
+from intelligence_per_dollar.sources import hardware
 
 ONE_GPU = {k: np.array([1.0]) for k in ("tp", "dp", "ep", "replicas")}
 
@@ -90,7 +93,6 @@ def test_vllm_v1_takes_its_api_server_defaults_from_the_device(acc, limits):
     """vLLM V1's API server defaults (vllm/engine/arg_utils.py get_batch_defaults): 1,024 sequences and 8,192
     tokens per iteration on a GPU of >= 70 GiB that is not an A100, 256 and 2,048 on any other; both schedulers
     use them, and so does the model's own limit (the estimate's max_concurrency on one GPU)."""
-    from intelligence_per_dollar.sources import hardware
     assert sched.vllm_v1_limits(hardware.get(acc)) == limits
     for s in ("vllm-v1", "vllm-v1-async"):
         ctx = _ctx(s, acc=acc)
@@ -101,8 +103,6 @@ def test_vllm_v1_takes_its_api_server_defaults_from_the_device(acc, limits):
 
 def test_vllm_v1_limits_follow_the_memory_not_the_name():
     """A device under 70 GiB gets the small defaults whatever its name; a stated limit replaces the default."""
-    import dataclasses
-    from intelligence_per_dollar.sources import hardware
     h100 = hardware.get("H100-SXM")
     small = dataclasses.replace(h100, device_memory_bytes=48e9)
     assert sched.vllm_v1_limits(small) == sched.VLLM_V1_SMALL_LIMITS

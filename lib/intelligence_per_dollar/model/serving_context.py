@@ -146,7 +146,7 @@ def _prefill_piece(scheduler: str, acc: hardware.Accelerator, max_num_tokens: in
     if sched.whole_prompts(scheduler):
         return np.inf
     if sched.is_vllm_v1(scheduler):
-        return float(max_num_tokens or sched.vllm_v1_limits(acc)[1])
+        return float(max_num_tokens or sched.default_limits(scheduler, acc)[1])
     return assumed("prefill_chunk_tokens", scenario)
 
 

@@ -71,7 +71,8 @@ from intelligence_per_dollar.sources import checks, hardware
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
            "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "VLLM_V05_DEFAULT_LIMITS", "check_scheduler", "check_limits",
            "VLLM_V1_LARGE_LIMITS", "VLLM_V1_SMALL_LIMITS", "VLLM_V1_LARGE_MEMORY_BYTES", "vllm_v1_limits",
-           "is_trtllm_bench", "is_vllm_v05", "is_vllm_v1", "host_in_series", "default_limits", "whole_prompts",
+           "is_trtllm_bench", "is_vllm_v05", "is_vllm_v0", "is_vllm_v1", "host_in_series", "default_limits",
+           "whole_prompts",
            "graph_padded_tokens", "graph_replay", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
            "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
@@ -151,6 +152,11 @@ def is_vllm_v05(scheduler: str) -> bool:
     return scheduler.startswith("vllm-v0.5")
 
 
+def is_vllm_v0(scheduler: str) -> bool:
+    """vLLM's V0 engine (v0.5, v0.6): V0's default limits and whole prompts (:data:`VLLM_V05_DEFAULT_LIMITS`)."""
+    return is_vllm_v05(scheduler) or scheduler == "vllm-v0.6"
+
+
 def is_vllm_v1(scheduler: str) -> bool:
     """vLLM's V1 engine, synchronous (``vllm-v1``) or with async scheduling (``vllm-v1-async``)."""
     return scheduler.startswith("vllm-v1")
@@ -172,7 +178,7 @@ def vllm_v1_limits(acc: hardware.Accelerator) -> tuple[int, int]:
 
 def default_limits(scheduler: str, acc: hardware.Accelerator) -> tuple[int, int]:
     """The engine's own (running sequences per rank, tokens per iteration) when the caller sets neither."""
-    if is_vllm_v05(scheduler) or scheduler == "vllm-v0.6":
+    if is_vllm_v0(scheduler):
         return VLLM_V05_DEFAULT_LIMITS
     if is_vllm_v1(scheduler):
         return vllm_v1_limits(acc)
@@ -181,7 +187,7 @@ def default_limits(scheduler: str, acc: hardware.Accelerator) -> tuple[int, int]
 
 def whole_prompts(scheduler: str) -> bool:
     """Whether the scheduler runs every prompt whole in one iteration (chunked prefill off)."""
-    return is_trtllm_bench(scheduler) or is_vllm_v05(scheduler) or scheduler == "vllm-v0.6"
+    return is_trtllm_bench(scheduler) or is_vllm_v0(scheduler)
 
 
 def graph_padded_tokens(scheduler: str, decode_tokens, prefill_tokens, cap=np.inf, replay=None):
