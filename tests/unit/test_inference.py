@@ -233,8 +233,11 @@ def test_median_near_the_issue_target_of_15_percent(table):
     """Issue 4's target is a median |error| <= 15% over all measured cases. It held (14.6% over 490 cases) until set 24
     (37 serving runs collected blind on 2026-12-03, 22.7% median) was merged unchanged: 15.05% over 527. Session 19's
     vLLM engine generations (schedulers vllm-v1, vllm-v1-async, vllm-v0.6 on the rows that ran them) left 15.02% over
-    528. The bound records that state so a regression fails; chapter 3's takeaway says the median is above the target."""
-    assert table.error.abs().median() <= 0.1503
+    528. Session 20's KV block policy (``kv_allocation``: NVIDIA's MLPerf harness and vLLM take blocks as tokens arrive,
+    so memory-bound batches grow) left 15.06%: the v6.0 DeepSeek-R1 Offline rows came within 10%, the Llama 2 70B rows
+    the model already over-predicts rose 1-2%. The bound records that state so a regression fails; chapter 3's
+    takeaway says the median is above the target."""
+    assert table.error.abs().median() <= 0.1506
 
 
 def test_ep_load_imbalance_properties():
@@ -320,6 +323,12 @@ def test_a_user_s_frontier_is_never_below_the_stated_layout():
     t = vi.user_table()
     assert len(t) >= 80 and (t.refused == "").all()
     assert set(t.group) >= {"trtllm-llama70b", "trtllm-dsr1", "trtllm-v017"}
+    # a user who states the benchmark's request count: every finite run predicted, never above the steady state's
+    # best (a finite run only adds a ramp and a drain), and the steady-state runs have no count to state
+    finite = t[t.requests.notna()]
+    assert len(finite) >= 100 and finite.error_with_requests.notna().all()
+    assert (finite.predicted_with_requests <= finite.predicted * 1.001).all()
+    assert t[t.requests.isna()].predicted_with_requests.isna().all()
 
 
 def _check_held_out_set(table, prefix, cases, median, worst, offline_cases, offline_median):
@@ -340,8 +349,11 @@ def test_held_out_set_6_stays_near_its_blind_error(table):
     model's latencies are means) and MLPerf v6.0 DeepSeek-R1, whose software a year on runs 1.75x v5.1's (-17 to -26%).
     Blackwell's measured fused-MoE weight stream (FlashInfer PR 5301) made the DeepSeek-R1 Server miss +183%, and MLA's
     absorbed decode at its own head dimension (less softmax per FLOP, forward-only kernels: +6% against FlashMLA's
-    measured 660 TFLOP/s on H800) +224%: the p99 limit binds where the model's mean latency does not."""
-    _check_held_out_set(table, "heldout6-", 22, 0.24, 2.30, 13, 0.22)
+    measured 660 TFLOP/s on H800) +224%: the p99 limit binds where the model's mean latency does not. Session 20 let
+    NVIDIA's harness take KV blocks as tokens arrive (``kv_allocation`` on-demand, its configs' ``max_util``): the
+    v6.0 DeepSeek-R1 Offline rows moved from -13% to -2% to -6% (offline median 13.3% -> 6.5%) and the v5.1 B200
+    rows, a year's older software, further up (Offline +65% -> +91%, Server +220% -> +262%: max 2.30 -> 2.65)."""
+    _check_held_out_set(table, "heldout6-", 22, 0.24, 2.65, 13, 0.22)
 
 
 def test_held_out_set_7_stays_near_its_blind_error(table):
@@ -626,8 +638,11 @@ def test_held_out_set_21_stays_near_its_blind_error(table):
     mean differ less and the steady iteration is the miss. Session 14 corrected the layout cell of the three Mixtral
     rows (eight independent TP1 engines, recorded as dp 8, i.e. attention-DP ranks sharing their experts; now tp 1,
     dp 1): they moved from -3% / -6% / -10% to +14% to +26% (the model is fast on MLPerf's Mixtral at ~2,000 sequences
-    per GPU, as on the other MLPerf Mixtral rows), so the set is 14.2% / 67%."""
-    _check_held_out_set(table, "heldout21-", 14, 0.15, 0.68, 5, 0.07)
+    per GPU, as on the other MLPerf Mixtral rows), so the set is 14.2% / 67%. Session 20 let NVIDIA's harness take KV
+    blocks as tokens arrive (``kv_allocation`` on-demand, its configs' ``max_util``): a memory-bound Llama 2 70B batch
+    grows with its OpenOrca outputs held at their current length, so the two B200 Offline rows rose from +6% / +6% to
+    +7% / +8% (offline median 5.8% -> 7.5%, the bound 0.07 -> 0.08) and the set is 14.4% / 68%."""
+    _check_held_out_set(table, "heldout21-", 14, 0.15, 0.68, 5, 0.08)
 
 
 def test_held_out_set_22_stays_near_its_blind_error(table):
@@ -666,5 +681,8 @@ def test_held_out_set_24_stays_near_its_blind_error(table):
     cookbook cells of Qwen3-235B-2507, DeepSeek-R1-0528, GLM-4.6 on 8 B200 and Llama 3.1 70B on 8 A100): 22.7% / 189%
     when first predicted, merged unchanged. The MLPerf rows 20.8% (CoreWeave's v5.1 DeepSeek-R1 Server on 8 GB300 +189%,
     as the other v5.1 DeepSeek-R1 Server rows; B300 dense FP4 Llama 2 70B +30%, as sets 6, 7 and 15); the cookbook's
-    single-user decode on 8 B200 +43% to +52% for DeepSeek-R1 and GLM-4.6, Qwen3-235B within 12%."""
-    _check_held_out_set(table, "heldout24-", 37, 0.23, 1.9, 27, 0.17)
+    single-user decode on 8 B200 +43% to +52% for DeepSeek-R1 and GLM-4.6, Qwen3-235B within 12%. Session 20's on-demand
+    KV blocks for NVIDIA's harness (``kv_allocation``) moved MLPerf v6.0's DeepSeek-R1 Offline rows from -12% / -17%
+    (Dell B200, CoreWeave GB300) to +1% / -9% and the v5.1 CoreWeave Server row from +189% to +192% (max 1.9 -> 1.95;
+    offline median 17.0% -> 13.9%)."""
+    _check_held_out_set(table, "heldout24-", 37, 0.23, 1.95, 27, 0.17)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import dataclasses
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from intelligence_per_dollar.analysis import economics_findings as ef
 from intelligence_per_dollar.analysis import post_training as ap
 from intelligence_per_dollar.analysis import training as at
+from intelligence_per_dollar.analysis import validation_inference as vi
 from intelligence_per_dollar.views.prose import economics as pe
 from intelligence_per_dollar.views.prose import post_training as pp
 from intelligence_per_dollar.views.prose import training as pt
@@ -107,6 +109,20 @@ def test_inference_validation_says_above_or_within_the_target():
     long = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30, "mlperf-x", 1.5,
                                 11, -0.54, 0.17, "h200-interactive")
     assert "its 11 runs now lie between -54% and +17%, the low end h200-interactive" in pp.inference_validation(long)
+    assert "MLPerf v6.0 DeepSeek-R1 Offline" not in pp.inference_validation(long)
+    dsr1 = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30, "mlperf-x", 1.5,
+                                dsr1_v60_offline_cases=8, dsr1_v60_offline_min_error=-0.091,
+                                dsr1_v60_offline_max_error=0.031)
+    text = pp.inference_validation(dsr1)
+    assert "'batch_scheduler_policy': 'max_util'" in text
+    assert "the 8 MLPerf v6.0 DeepSeek-R1 Offline runs lie between -9% and +3%" in text
+    assert "The frontier is a steady state" not in text
+    runs_ = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30,
+                                 user_steady_cases=78, user_steady_median_abs=0.128, user_finite_cases=196,
+                                 user_finite_median_abs=0.276, user_finite_requests_median_abs=0.243)
+    text = pp.inference_validation(runs_)
+    assert "the 78 runs long enough to be one" in text and "off by a median **13%**" in text
+    assert "the 196 finite runs" in text and "by 28%, and by 24% when the user states the count too" in text
 
 
 def test_inference_findings_read_the_long_prompt_runs_from_the_table():
@@ -118,6 +134,31 @@ def test_inference_findings_read_the_long_prompt_runs_from_the_table():
     f = ap.inference_findings(vt, vu)
     assert (f.long_prompt_slo_cases, f.long_prompt_slo_min_case) == (2, "a")
     assert (f.long_prompt_slo_min_error, f.long_prompt_slo_max_error) == (-0.4, 0.1)
+    assert f.dsr1_v60_offline_cases == 0
+
+
+def test_inference_findings_split_the_user_cases_by_run_length():
+    vt = pd.DataFrame({"case": ["a"], "group": ["x"], "model": ["M"], "measured": [1.0], "error": [0.1],
+                       "latency_limited": [False]})
+    vu = pd.DataFrame({"measured": [1.0] * 5, "predicted": [1.1, 0.8, 1.5, 2.0, 1.2],
+                       "error": [0.1, -0.2, 0.5, 1.0, 0.2], "requests": [np.nan, np.nan, 3000, 1000, 500],
+                       "error_with_requests": [np.nan, np.nan, 0.1, -0.3, np.nan]})
+    f = ap.inference_findings(vt, vu)
+    assert (f.user_steady_cases, f.user_finite_cases) == (2, 3)
+    assert f.user_steady_median_abs == pytest.approx(0.15) and f.user_finite_median_abs == pytest.approx(0.5)
+    assert f.user_finite_requests_median_abs == pytest.approx(0.2)      # the refused (NaN) call is left out
+    table = vi.user_error_by_run_length(vu)
+    assert list(table.cases) == [2, 3, 2] and table.signed_median.iloc[2] == pytest.approx(-0.1)
+
+
+def test_inference_findings_read_the_v60_deepseek_offline_runs():
+    cases = ["heldout6-mlperf60-dell-deepseek-r1-b300x8-offline", "heldout6-mlperf60-dell-deepseek-r1-b300x8-server",
+             "mlperf51-deepseek-r1-b200x8-offline", "heldout24-mlperf60-coreweave-deepseek-r1-gb300x8-offline"]
+    vt = pd.DataFrame({"case": cases, "group": ["x"] * 4, "model": ["DeepSeek-R1"] * 4, "measured": [1.0] * 4,
+                       "error": [-0.05, 0.4, 0.9, 0.02], "latency_limited": [False, True, False, False]})
+    vu = pd.DataFrame({"measured": [1.0], "predicted": [1.1], "error": [0.1]})
+    f = ap.inference_findings(vt, vu)
+    assert (f.dsr1_v60_offline_cases, f.dsr1_v60_offline_min_error, f.dsr1_v60_offline_max_error) == (2, -0.05, 0.02)
 
 
 def test_vera_sentence_quotes_the_parameter():

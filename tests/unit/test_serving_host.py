@@ -1,5 +1,7 @@
-"""Host work of a serving iteration: overlapped with the GPU by current engines, in series with it on vLLM v0.5
-(schedulers ``vllm-v0.5`` / ``vllm-v0.5-offline``, serving_kernels.iteration_s)."""
+"""Host work of a serving iteration (serving_kernels.iteration_s): overlapped with the GPU by current engines
+(``physics``, TensorRT-LLM, SGLang, ``vllm-v0.6``, ``vllm-v1-async``), in series with it on vLLM v0.5
+(``vllm-v0.5`` / ``vllm-v0.5-offline``) and on vLLM's synchronous V1 engine (``vllm-v1``); and the batch limits
+each vLLM generation applies (serving_schedulers.default_limits, vllm_v1_limits)."""
 
 import dataclasses
 

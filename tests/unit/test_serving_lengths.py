@@ -183,12 +183,13 @@ def test_run_rows_name_a_dataset_with_a_length_file(tmp_path):
     assert all(c["output_dataset"].startswith("mlperf-") == ("mlperf" in c["id"]) for c in rows)
     text = sio.data_path("runs", "inference_runs.csv").read_text()
     bad = tmp_path / "runs.csv"
-    bad.write_text(text.replace(",sharegpt-vllm\n", ",sharegpt\n", 1))
+    assert ",sharegpt-vllm," in text
+    bad.write_text(text.replace(",sharegpt-vllm,", ",sharegpt,", 1))
     with pytest.raises(sio.DataError, match="column 'output_dataset': output_dataset='sharegpt' must name"):
         runs.inference_runs(bad)
     # a row that names a dataset and a cv as well: the loader refuses it, naming the cv column
     lines = text.splitlines()
-    i = next(i for i, line in enumerate(lines) if line.endswith(",sharegpt-vllm"))
+    i = next(i for i, line in enumerate(lines) if ",sharegpt-vllm," in line)
     cells = next(csv.reader([lines[i]]))
     header = next(csv.reader([next(line for line in lines if line.startswith("id,"))]))
     cells[header.index("output_tokens_cv")] = "0.5"

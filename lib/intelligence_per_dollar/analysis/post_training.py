@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from intelligence_per_dollar.analysis import validation_inference
 from intelligence_per_dollar.model import inference, post_training
 from intelligence_per_dollar.sources import runs, workloads
 
@@ -113,6 +114,9 @@ SKINNY_FP8_GROUP = "h200-skinny-fp8"
 MLPERF_GROUPS = ("mlperf-inf-v41", "mlperf-inf-v50", "mlperf-inf-v51")
 #: The model whose MLPerf Server / Interactive runs carry the longest prompts (476 to 19,988 tokens, mean 9,429).
 LONG_PROMPT_MODEL = "Llama-3.1-405B"
+#: MLPerf Inference v6.0's DeepSeek-R1 Offline runs (every group): NVIDIA's harness takes KV blocks as tokens arrive
+#: (``kv_allocation`` on-demand), which sets how many of its long, varied reasoning outputs a GPU holds.
+DSR1_V60_OFFLINE_CASES = r"mlperf60-.*deepseek-r1-.*-offline$"
 #: The target the inference model is held to: median |error| over all cases.
 TARGET_MEDIAN_ABS_ERROR = 0.15
 
@@ -139,6 +143,14 @@ class InferenceFindings:
     long_prompt_slo_min_error: float = 0.0   # error range and the case at the low end
     long_prompt_slo_max_error: float = 0.0
     long_prompt_slo_min_case: str = ""
+    user_steady_cases: int = 0               # the user's max-load cases by how the benchmark ran
+    user_steady_median_abs: float = float("nan")          # (validation_inference.user_error_by_run_length): no request
+    user_finite_cases: int = 0                            # count stated; a finite run called with the frontier's
+    user_finite_median_abs: float = float("nan")          # steady state; the same runs with their request count
+    user_finite_requests_median_abs: float = float("nan")
+    dsr1_v60_offline_cases: int = 0          # MLPerf v6.0 DeepSeek-R1 Offline runs (DSR1_V60_OFFLINE_CASES) and their
+    dsr1_v60_offline_min_error: float = 0.0  # signed error range
+    dsr1_v60_offline_max_error: float = 0.0
 
 
 def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
@@ -152,6 +164,15 @@ def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
     worst = err[offline].abs().idxmax() if offline.any() else None
     long_slo = (vt.model == LONG_PROMPT_MODEL) & vt.latency_limited & err.notna()
     low = err[long_slo].idxmin() if long_slo.any() else None
+    dsr1 = vt.case.str.contains(DSR1_V60_OFFLINE_CASES) & err.notna()
+    by_run = (validation_inference.user_error_by_run_length(vu).set_index(["runs", "call"])
+              if "error_with_requests" in vu else None)
+    run_kw = {} if by_run is None else dict(
+        user_steady_cases=int(by_run.loc[("steady", "frontier (steady state)"), "cases"]),
+        user_steady_median_abs=float(by_run.loc[("steady", "frontier (steady state)"), "median"]),
+        user_finite_cases=int(by_run.loc[("finite", "frontier (steady state)"), "cases"]),
+        user_finite_median_abs=float(by_run.loc[("finite", "frontier (steady state)"), "median"]),
+        user_finite_requests_median_abs=float(by_run.loc[("finite", "estimate(requests=N)"), "median"]))
     return InferenceFindings(
         dense_hopper_median_abs=float(err[vt.case.str.contains(DENSE_HOPPER_CASES)].abs().median()),
         skinny_bf16_max_abs=float(err[vt.group == SKINNY_BF16_GROUP].abs().max()),
@@ -169,7 +190,10 @@ def inference_findings(vt: pd.DataFrame, vu: pd.DataFrame) -> InferenceFindings:
         long_prompt_slo_cases=int(long_slo.sum()),
         long_prompt_slo_min_error=float(err[long_slo].min()) if low is not None else 0.0,
         long_prompt_slo_max_error=float(err[long_slo].max()) if low is not None else 0.0,
-        long_prompt_slo_min_case=str(vt.case[low]) if low is not None else "")
+        long_prompt_slo_min_case=str(vt.case[low]) if low is not None else "",
+        dsr1_v60_offline_cases=int(dsr1.sum()),
+        dsr1_v60_offline_min_error=float(err[dsr1].min()) if dsr1.any() else 0.0,
+        dsr1_v60_offline_max_error=float(err[dsr1].max()) if dsr1.any() else 0.0, **run_kw)
 
 
 # --------------------------------------------------------------------------- 3.2 the RL step

@@ -58,7 +58,8 @@ import pandas as pd
 from intelligence_per_dollar.model import efficiency, inference, peaks, serving_context, serving_slo
 from intelligence_per_dollar.sources import hardware, runs
 
-__all__ = ["predict", "predict_as_user", "is_max_load", "validation_table", "user_table", "validation_summary"]
+__all__ = ["predict", "predict_as_user", "predict_as_user_with_requests", "is_max_load", "validation_table",
+           "user_table", "user_error_by_run_length", "validation_summary"]
 
 
 def _predict_gemm(case: dict, scenario: str) -> float:
@@ -87,11 +88,12 @@ def _predict_gemm(case: dict, scenario: str) -> float:
 
 def _engine_kwargs(case: dict, scenario: str) -> dict:
     """The keyword arguments of :func:`inference.estimate` / ``frontier`` a case states (KV precision, mode,
-    overlap, implementation, scheduler and its limits, the spread of its output lengths)."""
+    overlap, implementation, scheduler, its limits and its KV block policy, the spread of its output lengths)."""
     return dict(kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
                 comm_overlap=case["comm_overlap"], implementation=case["implementation"],
                 scheduler=case.get("scheduler") or "physics", max_batch_size=case.get("max_batch_size"),
-                max_num_tokens=case.get("max_num_tokens"), **_length_kwargs(case))
+                max_num_tokens=case.get("max_num_tokens"), kv_allocation=case.get("kv_allocation"),
+                **_length_kwargs(case))
 
 
 def _length_kwargs(case: dict) -> dict:
@@ -183,21 +185,58 @@ def predict_as_user(case: dict, scenario: str = "central") -> float:
     return float(f["output_tokens_per_s_per_gpu"].max())
 
 
+def predict_as_user_with_requests(case: dict, scenario: str = "central") -> float:
+    """A max-load case of a finite benchmark (its ``requests`` stated) predicted as a user who also states the request
+    count: :func:`inference.estimate` with the case's model, accelerator, GPU count, precision, lengths and
+    ``requests``, every other argument at its default (layouts searched, the run's ramp, full batch and drain timed by
+    :mod:`serving_benchmarks`). NaN for a case without a request count."""
+    if not case.get("requests"):
+        return float("nan")
+    e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
+                           case["output_tokens"], requests=case["requests"], mode=case["mode"], scenario=scenario,
+                           **_length_kwargs(case))
+    return float(e.output_tokens_per_s_per_gpu)
+
+
 def user_table(scenario: str = "central") -> pd.DataFrame:
     """case, group, model, accelerator, measured, predicted, error, refused for every aggregated
-    max-load case (no concurrency stated, output tokens/s) predicted by :func:`predict_as_user`."""
+    max-load case (no concurrency stated, output tokens/s) predicted by :func:`predict_as_user`; ``requests`` (the
+    benchmark's request count, NaN for a steady-state run), ``predicted_with_requests`` / ``error_with_requests``
+    (:func:`predict_as_user_with_requests`)."""
     recs = []
     for case in runs.inference_runs():
         if not is_max_load(case):
             continue
         rec = {"case": case["id"], "group": case["group"], "model": case["model_name"],
-               "accelerator": case["accelerator"], "measured": case["measured"]}
+               "accelerator": case["accelerator"], "measured": case["measured"],
+               "requests": float(case["requests"]) if case.get("requests") else float("nan")}
         try:
             pred = predict_as_user(case, scenario)
-            recs.append({**rec, "predicted": pred, "error": pred / case["measured"] - 1.0, "refused": ""})
+            with_req = predict_as_user_with_requests(case, scenario)
+            recs.append({**rec, "predicted": pred, "error": pred / case["measured"] - 1.0, "refused": "",
+                         "predicted_with_requests": with_req, "error_with_requests": with_req / case["measured"] - 1.0})
         except ValueError as exc:
-            recs.append({**rec, "predicted": float("nan"), "error": float("nan"), "refused": str(exc)})
+            recs.append({**rec, "predicted": float("nan"), "error": float("nan"), "refused": str(exc),
+                         "predicted_with_requests": float("nan"), "error_with_requests": float("nan")})
     return pd.DataFrame.from_records(recs)
+
+
+def user_error_by_run_length(vu: pd.DataFrame) -> pd.DataFrame:
+    """How far a user's call lands by how the benchmark ran (``vu``: :func:`user_table`): ``runs`` (steady: no request
+    count stated, e.g. MLPerf Offline's long runs; finite: a stated count of requests queued at once), ``call``
+    (the frontier's steady state, or :func:`predict_as_user_with_requests`), ``cases``, ``median`` / ``max`` |error|
+    and ``signed_median``. Refused cases are left out."""
+    finite = vu["requests"].notna()
+    rows = []
+    for runs_, call, err in (("steady", "frontier (steady state)", vu.loc[~finite, "error"]),
+                             ("finite", "frontier (steady state)", vu.loc[finite, "error"]),
+                             ("finite", "estimate(requests=N)", vu.loc[finite, "error_with_requests"])):
+        e = err.dropna()
+        rows.append({"runs": runs_, "call": call, "cases": int(e.size),
+                     "median": float(e.abs().median()) if e.size else float("nan"),
+                     "max": float(e.abs().max()) if e.size else float("nan"),
+                     "signed_median": float(e.median()) if e.size else float("nan")})
+    return pd.DataFrame(rows)
 
 
 def validation_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:

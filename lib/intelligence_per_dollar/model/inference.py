@@ -88,10 +88,14 @@ lengths, ``output_dataset``): a full batch holds long requests in proportion to 
 and the KV cache per sequence grow, and a finite run ends on its longest requests (:mod:`serving_lengths`).
 
 **Capacity.** Weights per GPU (dense weights split by TP and replicated across attention-DP ranks, experts split
-across the replica), the KV cache of every sequence at its *full* length ``ISL + OSL`` (TensorRT-LLM's
-GUARANTEED_NO_EVICT, vLLM's block reservation) and an activation workspace must fit in the driver's device memory
-x ``serving_memory_fraction`` (0.9: vLLM's and TensorRT-LLM's defaults). KV bytes per token: :func:`architecture.kv_cache_bytes_per_token`; GQA shards its KV
-heads across TP ranks, MLA's latent is replicated across them (why MLA models serve with attention DP).
+across the replica), the KV cache of every running sequence (its prompt and its whole output where the engine
+reserves blocks at admission, ``ISL + OSL``: TensorRT-LLM's GUARANTEED_NO_EVICT, ``trtllm-bench`` and the
+``physics`` default; its prompt and the tokens generated so far where blocks are allocated as tokens arrive,
+``ISL + OSL / 2`` on average: vLLM, TensorRT-LLM's MAX_UTILIZATION; ``kv_allocation``, :mod:`serving_schedulers`,
+"KV cache capacity") and an activation workspace must fit in the driver's device memory x
+``serving_memory_fraction`` (0.9: vLLM's and TensorRT-LLM's defaults). KV bytes per token:
+:func:`architecture.kv_cache_bytes_per_token`; GQA shards its KV heads across TP ranks, MLA's latent is replicated
+across them (why MLA models serve with attention DP).
 
 **Outputs.** Per-user speed ``1 / t_iteration``; output tokens/s per GPU ``concurrency / (t_iteration x
 gpus)``; TTFT is one iteration carrying a whole prompt next to the decode batch (no queueing); $/Mtok =
@@ -371,14 +375,14 @@ class Estimate:
 
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
            comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None), weight_offload=False,
-           output_spread=(0.0, None, None)):
+           output_spread=(0.0, None, None), kv_allocation=None):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
     precision = hardware.precision_id(precision, "precision", sctx.PRECISIONS)
     kv_precision = None if kv_precision is None else hardware.precision_id(kv_precision, "kv_precision", sctx.PRECISIONS)
     checks.choice("scenario", scenario, efficiency.SCENARIOS)
     checks.boolean("comm_overlap", comm_overlap)
     ctx = sctx.context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
-                       implementation, scheduler, limits, weight_offload, output_spread)
+                       implementation, scheduler, limits, weight_offload, output_spread, kv_allocation)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
     fixed = layouts.check_parallelism(ctx, gpus, parallelism or {})
@@ -396,12 +400,13 @@ def serving_context(model, accelerator: str, gpus: int, precision: str = "fp8", 
                     scenario: str = "central", comm_overlap: bool = False, implementation: str = "engine",
                     scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
                     weight_offload: bool | float | None = None, output_tokens_cv: float = 0.0,
-                    output_tokens_max: int | None = None, output_dataset: str | None = None) -> kern.Context:
+                    output_tokens_max: int | None = None, output_dataset: str | None = None,
+                    kv_allocation: str | None = None) -> kern.Context:
     """The validated per-case context :func:`frontier` evaluates with the same arguments (for callers that run the
     iteration model themselves, :mod:`serving_arrivals`)."""
     return _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, None, kv_precision, mode, scenario,
                   comm_overlap, implementation, scheduler, (max_batch_size, max_num_tokens), weight_offload,
-                  (output_tokens_cv, output_tokens_max, output_dataset))[1]
+                  (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation)[1]
 
 
 def _no_fit_message(ctx, gpus, c):
@@ -436,7 +441,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              requests: int | None = None, max_batch_size: int | None = None,
              max_num_tokens: int | None = None, weight_offload: bool | float | None = None,
              output_tokens_cv: float = 0.0, output_tokens_max: int | None = None,
-             output_dataset: str | None = None) -> Estimate:
+             output_dataset: str | None = None, kv_allocation: str | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
@@ -453,11 +458,14 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     cap (:mod:`serving_lengths`; 0 / None: every request has ``output_tokens``). ``output_dataset``: a dataset
     whose own per-request lengths vary instead: any file of ``data/workloads/lengths/`` by name (``"sharegpt-vllm"``:
     ShareGPT as ``vllm bench serve`` samples it; ``"mlperf-deepseek-r1"``), rescaled to mean ``output_tokens``;
-    ``output_tokens_cv`` must then stay 0."""
+    ``output_tokens_cv`` must then stay 0. ``kv_allocation``: when the engine takes a sequence's KV blocks,
+    ``"reserve"`` (its prompt and whole output at admission: TensorRT-LLM's default GUARANTEED_NO_EVICT) or
+    ``"on-demand"`` (as tokens arrive: vLLM, TensorRT-LLM's MAX_UTILIZATION), which sets how many sequences fit
+    (None: the scheduler's own, :func:`serving_schedulers.kv_on_demand`)."""
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
                           (max_batch_size, max_num_tokens), weight_offload,
-                          (output_tokens_cv, output_tokens_max, output_dataset))
+                          (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation)
     requests = bench.check_requests(requests, ctx)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
@@ -501,7 +509,8 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              comm_overlap: bool = False, points: int = 64, implementation: str = "engine",
              scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
              envelope: bool = True, weight_offload: bool | float | None = None, output_tokens_cv: float = 0.0,
-             output_tokens_max: int | None = None, output_dataset: str | None = None):
+             output_tokens_max: int | None = None, output_dataset: str | None = None,
+             kv_allocation: str | None = None):
     """The throughput-interactivity frontier (``envelope=False``: every layout and concurrency that fits,
     before the Pareto envelope is taken, for filters on other axes such as TTFT, :mod:`serving_slo`).
 
@@ -514,12 +523,12 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
     and NaN metrics. Columns: :data:`FRONTIER_COLUMNS` (``offload``: the share of the layer weights streamed from
     host memory). ``max_batch_size``, ``max_num_tokens``, ``weight_offload``, ``output_tokens_cv``,
-    ``output_tokens_max``, ``output_dataset``: as in :func:`estimate`.
+    ``output_tokens_max``, ``output_dataset``, ``kv_allocation``: as in :func:`estimate`.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
                           (max_batch_size, max_num_tokens), weight_offload,
-                          (output_tokens_cv, output_tokens_max, output_dataset))
+                          (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation)
     checks.boolean("envelope", envelope)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:

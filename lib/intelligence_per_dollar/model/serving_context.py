@@ -152,7 +152,7 @@ def _prefill_piece(scheduler: str, acc: hardware.Accelerator, max_num_tokens: in
 
 def context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
              comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None),
-             weight_offload=False, output_spread=(0.0, None, None)) -> kern.Context:
+             weight_offload=False, output_spread=(0.0, None, None), kv_allocation=None) -> kern.Context:
     """The :class:`serving_kernels.Context` of one case; ``output_spread``: (``output_tokens_cv``,
     ``output_tokens_max``, ``output_dataset``) of the output-length distribution (:mod:`serving_lengths`;
     (0, None, None): one length)."""
@@ -184,6 +184,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
         assumed("expert_load_cv", scenario), _host_step_s(scheduler, scenario),
         _host_per_sequence_s(scheduler, scenario), _param_totals(s), host_serial=sched.host_in_series(scheduler),
+        kv_on_demand=sched.kv_on_demand(scheduler, kv_allocation),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),
         attention_run_precision=attention_run, attention_peak=peaks.dense_flop_per_s(acc, attention_run),

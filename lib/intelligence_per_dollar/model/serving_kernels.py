@@ -98,6 +98,7 @@ class Context:
     osl_dataset: str | None = None     # a dataset whose own output lengths vary (serving_lengths; None: log-normal)
     dense_tile_rows: float = 1.0       # row tile of the dense GEMMs (dense_tile_rows; 1: no tile padding)
     host_serial: bool = False          # host work runs between GPU iterations, not under them (vllm-v0.5, vllm-v1)
+    kv_on_demand: bool = False         # KV blocks allocated as tokens arrive, not reserved for the whole output
 
     @property
     def decode_position_tokens(self) -> float:
@@ -106,7 +107,13 @@ class Context:
 
     @property
     def reserved_output_tokens(self) -> float:
-        """Output tokens of KV cache a running sequence comes to hold (``OSL`` with one length)."""
+        """Output tokens of KV cache the memory accounting gives a running sequence
+        (:func:`serving_schedulers.kv_on_demand`): where the engine reserves blocks for a request's whole
+        output when it admits it, the output it comes to hold (``E[L^2] / E[L]``, ``OSL`` with one length); where
+        it allocates blocks as tokens arrive, the output it holds now, on average over a full batch
+        (:attr:`decode_position_tokens`, ``OSL / 2`` with one length)."""
+        if self.kv_on_demand:
+            return self.decode_position_tokens
         return lengths.in_flight_final_tokens(self.osl, self.osl_cv, self.osl_max, self.osl_dataset)
 
     @property

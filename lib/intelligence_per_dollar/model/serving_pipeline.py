@@ -132,8 +132,9 @@ def memory_bytes(ctx: kern.Context, tp, r, b, dec, pre, pp=1.0):
     Weights: the stage's layers (:func:`stage_fraction`) with dense weights split by TP and experts
     over the stage's ``r = tp dp`` GPUs, plus its BF16 embedding or LM head
     (:func:`end_embedding_params`). KV cache: the stage's layers for every sequence of all ``pp``
-    micro-batches (``pp b`` per attention rank) at its full length (the expected final length of a running
-    sequence, :attr:`serving_kernels.Context.reserved_output_tokens`). Workspace (affine in ``b`` so
+    micro-batches (``pp b`` per attention rank): its prompt and the output the engine holds blocks for
+    (:attr:`serving_kernels.Context.reserved_output_tokens`: the whole output where the engine reserves it at
+    admission, the tokens generated so far where it allocates blocks as they arrive). Workspace (affine in ``b`` so
     that capacity solves in closed form): activations of one micro-batch's largest iteration
     (decode batch + its prefill share + one whole prompt) and FP32 logits.
     """

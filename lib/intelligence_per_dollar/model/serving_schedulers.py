@@ -3,8 +3,8 @@
 :func:`intelligence_per_dollar.model.inference.estimate` and ``frontier`` take ``scheduler``:
 
 * ``"physics"`` (default, engine-agnostic): the batch is limited by memory (weights, KV cache of
-  whole sequences, workspace) and by the engines' default scheduler limits
-  (:data:`ENGINE_DEFAULT_LIMITS`: at most 2,048 running sequences per scheduling rank and 8,192
+  whole sequences, reserved at admission as TensorRT-LLM's default policy does, workspace) and by the engines'
+  default scheduler limits (:data:`ENGINE_DEFAULT_LIMITS`: at most 2,048 running sequences per scheduling rank and 8,192
   tokens per iteration, so a steady state holds at most ``8192 / (1 + ISL/OSL)`` sequences);
   prompts arrive in pieces of at most ``prefill_chunk_tokens`` (``data/assumptions/inference.csv``). Every request has the same ISL and OSL, so attention
   data-parallel ranks that started together finish and admit requests in the same iterations: they
@@ -45,6 +45,30 @@
 * ``"vllm-v1-async"``: the same engine with ``--async-scheduling`` (the default from v0.14.0): the host work
   of the next iteration runs under the GPU's (``max(GPU, host)``), the same limits.
 
+**KV cache capacity.** How many sequences fit depends on when the engine takes KV blocks
+(``kv_allocation``, :func:`kv_on_demand`). TensorRT-LLM's default capacity policy, ``GUARANTEED_NO_EVICT``, admits a
+request only with blocks reserved for its prompt and its whole output, "to guarantee that a started request is
+never paused" (TensorRT-LLM docs, performance tuning guide, "Useful Runtime Options", Capacity Scheduler Policy;
+NVIDIA Dynamo's scheduler mocker: "TRT-LLM ``GUARANTEED_NO_EVICT`` reserves prompt plus maximum output and forbids
+preemption", ``dynamo-mocker`` ``src/scheduler/vllm/AGENTS.md``): ``trtllm-bench`` runs it, its batch heuristic
+sizes the batch for ``ISL + OSL`` per request (:func:`trtllm_bench_limits`), and the ``physics`` default keeps it
+with TensorRT-LLM's other defaults (``kv_allocation="reserve"``). Other engines take blocks as tokens arrive
+(``"on-demand"``, the vLLM schedulers' default): vLLM "admits based on the current known sequence and permits
+decode-time preemption" (the same mocker; PagedAttention, Kwon et al. 2023, sections 4.2 and 4.5) and
+TensorRT-LLM's ``MAX_UTILIZATION`` packs "as many requests as possible ... at the risk of having to pause
+requests" -- the policy NVIDIA's MLPerf Inference harness
+sets for its LLMs (``'batch_scheduler_policy': 'max_util'`` in the closed/NVIDIA configs: DeepSeek-R1's of v5.1,
+configs/B200-SXM-180GBx8/Offline/deepseek-r1.py, and v6.0, configs/B300-SXM-270GBx8/Server/deepseek-r1.py, and
+the GPT-J, Mixtral and Llama 3.1 405B base configs; the MLPerf rows of ``data/runs/inference_runs.csv`` that ran
+it state ``kv_allocation`` on-demand). A full batch of such an engine holds each sequence's
+prompt and the tokens it has generated so far, ``ISL`` plus the mean position of a running sequence
+(:func:`serving_lengths.in_flight_position_tokens`: ``OSL / 2`` with one length, ``E[L^2] / (2 E[L])`` when
+lengths vary), not its final length: up to twice the sequences of a reserving engine when outputs are long and
+varied (DeepSeek-R1's reasoning outputs, cv 1.1). The preemptions that hold it there are left out (they recompute
+a paused sequence's tokens, little beside the decode of a full batch). SGLang lies between the two (it admits
+against a share of its running requests' remaining output and retracts requests when memory runs out); its rows
+keep the reserving default.
+
 **Attention-DP imbalance.** With attention data parallelism every rank runs its own attention,
 dense layers and norms, but the MoE layers (all-to-all, experts) synchronise all ranks every
 layer, so an iteration lasts as long as its busiest rank: ``time_i = max_m time_{i,m}``
@@ -72,10 +96,12 @@ __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLL
            "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "VLLM_V05_DEFAULT_LIMITS", "check_scheduler", "check_limits",
            "VLLM_V1_LARGE_LIMITS", "VLLM_V1_SMALL_LIMITS", "VLLM_V1_LARGE_MEMORY_BYTES", "vllm_v1_limits",
            "is_trtllm_bench", "is_vllm_v05", "is_vllm_v0", "is_vllm_v1", "host_in_series", "default_limits",
-           "whole_prompts",
+           "whole_prompts", "kv_on_demand", "KV_ALLOCATIONS",
            "graph_padded_tokens", "graph_replay", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
            "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
+#: When an engine takes a sequence's KV blocks (:func:`kv_on_demand`).
+KV_ALLOCATIONS = ("reserve", "on-demand")
 SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp", "vllm-v0.5",
               "vllm-v0.5-offline", "vllm-v0.6", "vllm-v1", "vllm-v1-async")
 #: CUDA-graph batch sizes of TensorRT-LLM's performance-overview runs, with ``enable_padding: true``
@@ -183,6 +209,17 @@ def default_limits(scheduler: str, acc: hardware.Accelerator) -> tuple[int, int]
     if is_vllm_v1(scheduler):
         return vllm_v1_limits(acc)
     return ENGINE_DEFAULT_LIMITS
+
+
+def kv_on_demand(scheduler: str, kv_allocation: str | None = None) -> bool:
+    """Whether the engine allocates KV blocks as tokens arrive (``kv_allocation="on-demand"``: vLLM,
+    TensorRT-LLM's ``MAX_UTILIZATION``) rather than reserving a request's prompt and whole output when it admits it
+    (``"reserve"``: TensorRT-LLM's default ``GUARANTEED_NO_EVICT``); module docstring, "KV cache capacity".
+    ``kv_allocation`` None: the scheduler's own, on demand for the vLLM engines and reserved for the others
+    (``trtllm-bench`` runs TensorRT-LLM's default, and ``physics`` takes TensorRT-LLM's defaults throughout)."""
+    if kv_allocation is None:
+        return scheduler.startswith("vllm")
+    return checks.choice("kv_allocation", kv_allocation, KV_ALLOCATIONS) == "on-demand"
 
 
 def whole_prompts(scheduler: str) -> bool:

@@ -40,7 +40,9 @@ _INF_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "m
                 "tp", "dp", "ep", "concurrency", "comm_overlap", "implementation", "measured", "unit", "note")
 #: Optional serving-run columns (engine, benchmark and workload details; absent or empty: the defaults).
 _INF_OPTIONAL = (*_INF_MODEL_OPTIONAL, "scheduler", "requests", "max_batch_size", "max_num_tokens", "ttft_limit_s",
-                 "tpot_limit_s", "output_tokens_cv", "output_tokens_max", "output_dataset")
+                 "tpot_limit_s", "output_tokens_cv", "output_tokens_max", "output_dataset", "kv_allocation")
+#: ``kv_allocation`` values (the model's ``serving_schedulers.KV_ALLOCATIONS``; a test keeps the two equal).
+KV_ALLOCATIONS = ("reserve", "on-demand")
 
 
 def _measured_provenance(path: Path, row: int, rec: dict) -> io.Provenance:
@@ -60,6 +62,15 @@ def _whole_count(path: Path, row: int, rec: dict, column: str) -> int:
     if v != int(v):
         raise io.DataError(f"{path}, row {row}, column '{column}': {rec[column]!r} is not a whole number of GPUs")
     return int(v)
+
+
+def _kv_allocation(path: Path, row: int, rec: dict) -> str | None:
+    """``kv_allocation``: empty (the scheduler's own) or one of :data:`KV_ALLOCATIONS`."""
+    value = rec.get("kv_allocation") or None
+    if value is not None and value not in KV_ALLOCATIONS:
+        raise io.DataError(f"{path}, row {row}, column 'kv_allocation': '{value}' is not one of "
+                           f"{', '.join(KV_ALLOCATIONS)} (or empty)")
+    return value
 
 
 def _output_dataset(path: Path, row: int, rec: dict) -> str | None:
@@ -113,6 +124,8 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
             else None,
             # optional: a dataset whose per-request lengths (data/workloads/lengths/) give the spread instead
             "output_dataset": _output_dataset(path, row, rec),
+            # optional: when the engine takes KV blocks (reserve / on-demand; empty: the scheduler's own)
+            "kv_allocation": _kv_allocation(path, row, rec),
             # optional: the latency limits a run was held to (MLPerf Server: p99 TTFT and TPOT; empty: max load)
             **{k: io.parse_float(path, row, k, rec[k], positive=True) if rec.get(k) else None
                for k in ("ttft_limit_s", "tpot_limit_s")},

@@ -53,7 +53,14 @@ def inference_validation(f: ap.InferenceFindings) -> str:
             + f"Called as a user calls it (the frontier with every default, its highest throughput) the model is off by "
             f"a median **{f.user_median_abs:.0%}** on the {f.user_cases} max-load cases, {f.user_over_2x} of them by "
             f"more than 2x: the stated layout, KV precision and finite dataset of each benchmark are information a "
-            f"user does not pass. FP8 skinny GEMMs are timed with ~{f.fp8_skinny_floor_s * 1e6:.0f} us of PyTorch "
+            f"user does not pass"
+            + (f". The frontier is a steady state: the {f.user_steady_cases} runs long enough to be one (no request "
+               f"count stated, MLPerf Offline's among them) are off by a median **{f.user_steady_median_abs:.0%}**, the "
+               f"{f.user_finite_cases} finite runs (a stated number of requests queued at once, which ramp, fill and "
+               f"drain) by {f.user_finite_median_abs:.0%}, and by {f.user_finite_requests_median_abs:.0%} when the "
+               f"user states the count too (`estimate(..., requests=N)`, layouts still searched)"
+               if f.user_steady_cases and f.user_finite_cases else "")
+            + f". FP8 skinny GEMMs are timed with ~{f.fp8_skinny_floor_s * 1e6:.0f} us of PyTorch "
             f"dispatch that CUDA-graph decode does not pay."
             + (f" On the {f.mlperf_cases} MLPerf Inference runs (v4.1-v5.1, NVIDIA, judged before they joined the table) "
                f"the Offline (max-load) median is **{f.mlperf_offline_median_abs:.0%}**, the worst "
@@ -71,8 +78,16 @@ def inference_validation(f: ap.InferenceFindings) -> str:
                f"DeepSeek-R1 runs carry "
                f"their dataset's spread of output lengths (per-sample reference lengths, clipped at the 20,000-token "
                f"cap): a full batch holds long reasoning outputs in proportion to their length, so a running sequence "
-               f"reads and reserves about twice the KV cache of a fixed-length run with the same mean "
-               f"(`serving_lengths`)."
+               f"reads and holds about twice the KV cache of a fixed-length run with the same mean "
+               f"(`serving_lengths`). How many such sequences fit depends on when the engine takes KV blocks "
+               f"(`kv_allocation`): TensorRT-LLM's default reserves each request's prompt and whole output at "
+               f"admission, but NVIDIA's harness sets `'batch_scheduler_policy': 'max_util'` and takes blocks as "
+               f"tokens arrive, as vLLM does, so a full batch holds each output at its current length, about half "
+               f"its final one"
+               + (f"; read that way the {f.dsr1_v60_offline_cases} MLPerf v6.0 DeepSeek-R1 Offline runs lie between "
+                  f"{f.dsr1_v60_offline_min_error:+.0%} and {f.dsr1_v60_offline_max_error:+.0%} (-7% to -17% "
+                  f"with reservations), while v5.1's, a year's older software on the same B200s, stay far above."
+                  if f.dsr1_v60_offline_cases else ".")
                if f.mlperf_cases else ""))
 
 
