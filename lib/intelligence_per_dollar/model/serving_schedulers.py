@@ -4,8 +4,8 @@
 
 * ``"physics"`` (default, engine-agnostic): the batch is limited by memory (weights, KV cache of
   whole sequences, reserved at admission as TensorRT-LLM's default policy does, workspace) and by the engines'
-  default scheduler limits (:data:`ENGINE_DEFAULT_LIMITS`: at most 2,048 running sequences per scheduling rank and 8,192
-  tokens per iteration, so a steady state holds at most ``8192 / (1 + ISL/OSL)`` sequences);
+  default scheduler limits (:data:`ENGINE_DEFAULT_LIMITS`: at most 2,048 running sequences per scheduling rank
+  and 8,192 tokens per iteration, so a steady state holds at most ``8192 / (1 + ISL/OSL)`` sequences);
   prompts arrive in pieces of at most ``prefill_chunk_tokens`` (``data/assumptions/inference.csv``). Every request has the same ISL and OSL, so attention
   data-parallel ranks that started together finish and admit requests in the same iterations: they
   prefill together.
@@ -56,12 +56,11 @@ with TensorRT-LLM's other defaults (``kv_allocation="reserve"``). Other engines 
 (``"on-demand"``, the vLLM schedulers' default): vLLM "admits based on the current known sequence and permits
 decode-time preemption" (the same mocker; PagedAttention, Kwon et al. 2023, sections 4.2 and 4.5) and
 TensorRT-LLM's ``MAX_UTILIZATION`` packs "as many requests as possible ... at the risk of having to pause
-requests" -- the policy NVIDIA's MLPerf Inference harness
-sets for its LLMs (``'batch_scheduler_policy': 'max_util'`` in the closed/NVIDIA configs: DeepSeek-R1's of v5.1,
-configs/B200-SXM-180GBx8/Offline/deepseek-r1.py, and v6.0, configs/B300-SXM-270GBx8/Server/deepseek-r1.py, and
-the GPT-J, Mixtral and Llama 3.1 405B base configs; the MLPerf rows of ``data/runs/inference_runs.csv`` that ran
-it state ``kv_allocation`` on-demand). A full batch of such an engine holds each sequence's
-prompt and the tokens it has generated so far, ``ISL`` plus the mean position of a running sequence
+requests" -- the policy NVIDIA's MLPerf Inference harness sets for its LLMs (``'batch_scheduler_policy':
+'max_util'`` in the closed/NVIDIA configs: DeepSeek-R1's of v5.1, configs/B200-SXM-180GBx8/Offline/deepseek-r1.py,
+and v6.0, configs/B300-SXM-270GBx8/Server/deepseek-r1.py, and the GPT-J, Mixtral and Llama 3.1 405B base configs;
+the MLPerf rows of ``data/runs/inference_runs.csv`` that ran it state ``kv_allocation`` on-demand). A full batch
+of such an engine holds each sequence's prompt and the tokens it has generated so far, ``ISL`` plus the mean position of a running sequence
 (:func:`serving_lengths.in_flight_position_tokens`: ``OSL / 2`` with one length, ``E[L^2] / (2 E[L])`` when
 lengths vary), not its final length: up to twice the sequences of a reserving engine when outputs are long and
 varied (DeepSeek-R1's reasoning outputs, cv 1.1). The preemptions that hold it there are left out (they recompute
@@ -218,7 +217,7 @@ def kv_on_demand(scheduler: str, kv_allocation: str | None = None) -> bool:
     ``kv_allocation`` None: the scheduler's own, on demand for the vLLM engines and reserved for the others
     (``trtllm-bench`` runs TensorRT-LLM's default, and ``physics`` takes TensorRT-LLM's defaults throughout)."""
     if kv_allocation is None:
-        return scheduler.startswith("vllm")
+        return is_vllm_v0(scheduler) or is_vllm_v1(scheduler)
     return checks.choice("kv_allocation", kv_allocation, KV_ALLOCATIONS) == "on-demand"
 
 
