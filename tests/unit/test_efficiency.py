@@ -124,6 +124,52 @@ def test_grouped_nvfp4_moe_runs_at_the_fp8_rate_as_published():
     assert experts_ms(fast, 16384) < 0.75 * 0.6226
 
 
+@pytest.mark.parametrize("acc", ["B200", "B300", "GB200", "GB300", "H200", "VR200"])
+@pytest.mark.parametrize("scenario", ["low", "central", "high"])
+def test_serving_dense_fp4_runs_at_blackwell_ratio_of_the_fp8_peak(acc, scenario):
+    """Serving engines' dense NVFP4 GEMMs: at most ``dense_fp4_speedup`` x the FP8 peak, never above the FP4 peak; other
+    precisions keep their peak. Blackwell Ultra's 3x spec is cut to Blackwell's 2x (central), left whole at high."""
+    from intelligence_per_dollar.model import peaks
+    a, c = hardware.get(acc), ef.ceilings(acc, scenario)
+    fp4, fp8 = peaks.dense_flop_per_s(a, "fp4", fallback=True), peaks.dense_flop_per_s(a, "fp8", fallback=True)
+    got = ef.serving_dense_peak_flop_per_s("fp4", fp4, fp8, c)
+    assert got == pytest.approx(min(fp4, c.dense_fp4_speedup * fp8))
+    assert got <= fp4 and ef.serving_dense_peak_flop_per_s("fp8", fp8, fp8, c) == fp8
+    ultra = acc in ("B300", "GB300")
+    # FP4 is 2x FP8 on Blackwell and Rubin: unchanged; on Blackwell Ultra the spec's 3x only in the high scenario
+    assert (got < fp4) == (ultra and scenario != "high")
+    if ultra and scenario != "high":
+        assert got == pytest.approx(2.0 * fp8)
+
+
+def test_b300_serving_context_takes_the_b200_dense_fp4_rate():
+    """The cap reaches the serving context's dense and attention peaks (Llama 2 70B NVFP4 on B300: B200's FP4 rate per
+    GPU); the high scenario keeps the spec."""
+    from intelligence_per_dollar.model import serving_context as sctx
+    b300 = sctx.context("Llama-2-70B", "B300", "fp4", 222, 294, None, "aggregated", "central")
+    b200 = sctx.context("Llama-2-70B", "B200", "fp4", 222, 294, None, "aggregated", "central")
+    assert b300.peak == pytest.approx(b200.peak) == pytest.approx(9e15)
+    assert b300.attention_run_precision != "fp4" or b300.attention_peak == pytest.approx(9e15)
+    high = sctx.context("Llama-2-70B", "B300", "fp4", 222, 294, None, "aggregated", "high")
+    assert high.peak == pytest.approx(13.5e15)
+
+
+def test_training_ignores_the_serving_dense_fp4_cap(monkeypatch):
+    """The training model keeps B300's dense FP4 peak: its step does not move with ``dense_fp4_speedup``."""
+    import dataclasses
+    from intelligence_per_dollar.model import training
+    par = {"tp": 1, "pp": 1, "dp": 8}
+
+    def step(speedup):
+        orig = ef.ceilings
+        monkeypatch.setattr(ef, "ceilings", lambda *a, **k: dataclasses.replace(orig(*a, **k), dense_fp4_speedup=speedup))
+        try:
+            return training.estimate("Llama-3.1-8B", "B300", 8, "fp4", 8192, 8 * 8192 * 8, par).step_time_s
+        finally:
+            monkeypatch.setattr(ef, "ceilings", orig)
+    assert step(1.0) == step(3.0)
+
+
 # Shah et al. 2024, "FlashAttention-3" (arXiv 2407.08608), Figures 5-6: H100 SXM5 BF16 non-causal, FA3 TFLOP/s at
 # 4k / 16k tokens, (forward, backward) for head dimension 64 and 128.
 FA3_H100 = {64: {4096: (476, 453), 16384: (497, 474)}, 128: {4096: (638, 542), 16384: (648, 561)}}

@@ -103,7 +103,10 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout23-bigscience-tr11-prequel", "heldout23-jaxtoolbox-pax",
                    # set 24 (HELD_OUT.md)
                    "heldout24-mlperf-train", "heldout24-automodel-moonlight", "heldout24-flagperf-deepspeed",
-                   "heldout24-nemo-docs-2502-2504", "heldout24-together-b200-512", "heldout24-torchao-llama4-b200")
+                   "heldout24-nemo-docs-2502-2504", "heldout24-together-b200-512", "heldout24-torchao-llama4-b200",
+                   # set 25 (HELD_OUT.md)
+                   "heldout25-mlperf-train", "heldout25-nemo-longseq", "heldout25-together-dgxc",
+                   "heldout25-dgxc-paxml")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",

@@ -47,7 +47,8 @@ QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8
               "elementwise_traffic_fwd", "elementwise_traffic_bwd", "memory_usable_fraction",
               "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm",
               "grouped_fp4_speedup", "overlap_compute_slowdown", "grouped_gemm_hbm_efficiency",
-              "attention_softmax_share", "attention_sfu_speedup", "attention_forward_speedup")
+              "attention_softmax_share", "attention_sfu_speedup", "attention_forward_speedup",
+              "dense_fp4_speedup")
 #: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
 #: streaming and paged decode attention run at the copy rate unless measured otherwise.
 FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
@@ -83,6 +84,7 @@ class Ceilings:
     attention_softmax_share: float
     attention_sfu_speedup: float
     attention_forward_speedup: float
+    dense_fp4_speedup: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""
@@ -254,6 +256,25 @@ def grouped_peak_flop_per_s(precision: str, peak_flop_per_s: float, fp8_peak_flo
         return peak_flop_per_s
     ratio = ceil.gemm_fraction("fp8") / ceil.gemm_fraction("fp4")     # keeps the fp4 fraction gemm_time_s applies
     return min(peak_flop_per_s, fp8_peak_flop_per_s * ceil.grouped_fp4_speedup * ratio)
+
+
+def serving_dense_peak_flop_per_s(precision: str, peak_flop_per_s: float, fp8_peak_flop_per_s: float | None,
+                                  ceil: Ceilings) -> float:
+    """The peak a serving engine's dense (non-expert) GEMM at ``precision`` is timed against in :func:`gemm_time_s`.
+
+    Blackwell's NVFP4 tensor-core instruction issues at twice its FP8 rate (B200 9 / 4.5 PF, GB200 10 / 5 PF dense).
+    Blackwell Ultra (SM103: B300, GB300) is specified at three times (13.5 / 4.5, 15 / 5 PF), a rate only kernels
+    written for its K96 block-scaled MMA reach (HazyResearch/ThunderKittens PR 201; CUTLASS's SM103 reference kernel,
+    the ``tk-b300-nvfp4-gemm`` row of ``data/runs/inference_runs.csv``); the serving engines' kernels of 2025-26 do
+    not (FlashInfer PR 2303: "current kernels remain far from this limit"; SGLang PR 28460: B300 15-40% behind B200
+    with SM100-tuned kernels; ``data/efficiency/ceilings.csv``). So dense NVFP4 GEMMs run at ``dense_fp4_speedup`` x
+    the FP8 peak (central 2.0, Blackwell's ratio), never above the FP4 peak, at the FP4 kernel efficiency; B200,
+    GB200 and Rubin (ratio 2) are unchanged. Other precisions keep their peak. The serving model applies it, as
+    :func:`grouped_peak_flop_per_s`; the training model keeps the dense FP4 rate (Transformer Engine's cuBLASLt
+    GEMMs; no SM100-only evidence for training was found)."""
+    if precision != "fp4" or not fp8_peak_flop_per_s:
+        return peak_flop_per_s
+    return min(peak_flop_per_s, fp8_peak_flop_per_s * ceil.dense_fp4_speedup)
 
 
 def gemm_efficiency(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,

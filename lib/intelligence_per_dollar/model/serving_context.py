@@ -172,10 +172,13 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     run, expert_run, attention_run = (_run_precision(acc, p) for p in (dense, precision, attention))
     ceil = efficiency.ceilings(acc, scenario)
     up, out = _links(acc, ceil)
+    fp8_peak = peaks.dense_flop_per_s(acc, "fp8", fallback=True)
+    dense_peak, attention_peak = (efficiency.serving_dense_peak_flop_per_s(p, peaks.dense_flop_per_s(acc, p), fp8_peak,
+                                                                            ceil) for p in (run, attention_run))
     return kern.Context(
         s, acc, ceil, precision, run, hardware.BYTES_PER_ELEMENT[dense],
         architecture.kv_cache_bytes_per_token(s, hardware.BYTES_PER_ELEMENT[kv_precision]),
-        peaks.dense_flop_per_s(acc, run), acc.bf16_dense_flop_per_s, up, out,
+        dense_peak, acc.bf16_dense_flop_per_s, up, out,
         int(acc.scaleup_domain_gpus), isl, osl, mode, assumed("moe_tile_rows", scenario),
         assumed("pytorch_kernels_per_layer" if torch_ref else "other_kernels_per_layer", scenario),
         bool(comm_overlap), implementation, assumed("kernel_floor_s", scenario),
@@ -187,7 +190,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         kv_on_demand=sched.kv_on_demand(scheduler, kv_allocation),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),
-        attention_run_precision=attention_run, attention_peak=peaks.dense_flop_per_s(acc, attention_run),
+        attention_run_precision=attention_run, attention_peak=attention_peak,
         attention_w_bytes=hardware.BYTES_PER_ELEMENT[attention],
         expert_weight_only=bool(s.expert_weight_precision) and not acc.supports(s.expert_weight_precision),
         kv_block_tokens=assumed("kv_block_tokens", scenario),
