@@ -162,7 +162,8 @@ def test_training_ignores_the_serving_dense_fp4_cap(monkeypatch):
 
     def step(speedup):
         orig = ef.ceilings
-        monkeypatch.setattr(ef, "ceilings", lambda *a, **k: dataclasses.replace(orig(*a, **k), dense_fp4_speedup=speedup))
+        monkeypatch.setattr(ef, "ceilings",
+                            lambda *a, **k: dataclasses.replace(orig(*a, **k), dense_fp4_speedup=speedup))
         try:
             return training.estimate("Llama-3.1-8B", "B300", 8, "fp4", 8192, 8 * 8192 * 8, par).step_time_s
         finally:

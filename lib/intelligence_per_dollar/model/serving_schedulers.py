@@ -60,13 +60,13 @@ requests" -- the policy NVIDIA's MLPerf Inference harness sets for its LLMs (``'
 'max_util'`` in the closed/NVIDIA configs: DeepSeek-R1's of v5.1, configs/B200-SXM-180GBx8/Offline/deepseek-r1.py,
 and v6.0, configs/B300-SXM-270GBx8/Server/deepseek-r1.py, and the GPT-J, Mixtral and Llama 3.1 405B base configs;
 the MLPerf rows of ``data/runs/inference_runs.csv`` that ran it state ``kv_allocation`` on-demand). A full batch
-of such an engine holds each sequence's prompt and the tokens it has generated so far, ``ISL`` plus the mean position of a running sequence
-(:func:`serving_lengths.in_flight_position_tokens`: ``OSL / 2`` with one length, ``E[L^2] / (2 E[L])`` when
-lengths vary), not its final length: up to twice the sequences of a reserving engine when outputs are long and
-varied (DeepSeek-R1's reasoning outputs, cv 1.1). The preemptions that hold it there are left out (they recompute
-a paused sequence's tokens, little beside the decode of a full batch). SGLang lies between the two (it admits
-against a share of its running requests' remaining output and retracts requests when memory runs out); its rows
-keep the reserving default.
+of such an engine holds each sequence's prompt and the tokens it has generated so far, ``ISL`` plus the mean
+position of a running sequence (:func:`serving_lengths.in_flight_position_tokens`: ``OSL / 2`` with one length,
+``E[L^2] / (2 E[L])`` when lengths vary), not its final length: up to twice the sequences of a reserving engine
+when outputs are long and varied (DeepSeek-R1's reasoning outputs, cv 1.1). The preemptions that hold it there
+are left out (they recompute a paused sequence's tokens, little beside the decode of a full batch). SGLang lies
+between the two (it admits against a share of its running requests' remaining output and retracts requests when
+memory runs out); its rows keep the reserving default.
 
 **Attention-DP imbalance.** With attention data parallelism every rank runs its own attention,
 dense layers and norms, but the MoE layers (all-to-all, experts) synchronise all ranks every
