@@ -239,8 +239,9 @@ def test_median_near_the_issue_target_of_15_percent(table):
     merged unchanged: 15.64% over 557. Session 21's dense NVFP4 rate of Blackwell Ultra in serving engines
     (``dense_fp4_speedup``: B300 / GB300 dense NVFP4 GEMMs at twice the FP8 peak, as on B200, not the 3x of the spec)
     took the 66 B300 / GB300 cases from 21.5% (signed +16.6%) to 12.5% (+1.4%) and the median to 14.81%, within the
-    target. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.1482
+    target. Set 26 (27 serving runs collected blind on 2026-12-03 at 5f702a8, 10.2% median) merged unchanged: 14.68% over
+    584. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.1469
 
 
 def test_ep_load_imbalance_properties():
@@ -701,3 +702,13 @@ def test_held_out_set_25_stays_near_its_blind_error(table):
     NVFP4 rate of Blackwell Ultra (``dense_fp4_speedup``) took the B300 Llama 2 70B Offline / Server rows to within 5%
     and the set to 24.9% (max-load rows 30.8% -> 28.1%)."""
     _check_held_out_set(table, "heldout25-", 29, 0.25, 3.11, 20, 0.29)
+
+
+def test_held_out_set_26_stays_near_its_blind_error(table):
+    """Set 26 of data/runs/HELD_OUT.md (27 serving runs collected blind in session 22, predicted at 5f702a8 and merged
+    unchanged): MLPerf Inference v6.0 Nebius's 8 B300 / 8 GB300 DeepSeek-R1 and gpt-oss-120b within 9% and its 72 GB300
+    gpt-oss-120b +17% / +23%; v5.1 Dell XE9685L's 8 B200 Llama 2 70B +7% / +10%, Llama 3.1 405B Offline -5%, Server
+    -21%, Interactive -15% (the p99 TTFT of 9,429-token prompts binds), DeepSeek-R1 Server +309% (v5.1's software, as
+    every v5.1 DeepSeek-R1 Server row); DataCrunch's online SGLang runs on H200 +17% / +45%; silybench's vLLM Qwen3-8B
+    on one H100 +3% to +18%; GPUStack's A100 pages -0.5% to +53%. 10.2% / 309% when first predicted."""
+    _check_held_out_set(table, "heldout26-", 27, 0.11, 3.10, 19, 0.11)

@@ -60,9 +60,11 @@ def test_held_out_cases_median(table):
     set 23): 11.4% blind, merged unchanged; all 353: 9.3%. Set 25 (MLPerf Training v5.1 / v6.0 Dell, University of
     Florida, Lenovo, CoreWeave, Cisco logs; NeMo 25.04's long-sequence table; Together's DGX Cloud recipe runs; DGX
     Cloud's Paxml GPT-3 175B on H100), collected after session 20 (training unchanged since set 23): 6.9% blind, merged
-    unchanged; all 374: 9.1%."""
+    unchanged; all 374: 9.1%. Set 26 (MLPerf Training v6.0 Lambda, Dell, ASUSTeK, HPE logs; Megatron-Bridge 26.04
+    cells; torchtitan's A100 rows), collected in session 22 (training unchanged since set 23): 8.8% blind, merged
+    unchanged; all 389: 9.0%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 374 and held.error.abs().median() <= 0.095
+    assert len(held) == 389 and held.error.abs().median() <= 0.095
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -195,7 +197,12 @@ def test_held_out_cases_median(table):
     # Together's Qwen2.5-72B / gpt-oss-120b on 64 GB200 40-45% short, Grok-1 / Qwen3-30B within 4%; DGX Cloud's Paxml
     # GPT-3 175B on 128-2,048 H100 10-15% long
     ("heldout25-mlperf-train", 0.06, 0.48), ("heldout25-nemo-longseq", 0.05, 0.08),
-    ("heldout25-together-dgxc", 0.22, 0.45), ("heldout25-dgxc-paxml", 0.16, 0.16)])
+    ("heldout25-together-dgxc", 0.22, 0.45), ("heldout25-dgxc-paxml", 0.16, 0.16),
+    # set 26, merged at its blind error. MLPerf v6.0 Llama 3.1 8B logs on 8-72 B200 / B300 / GB200 / GB300 within 7%,
+    # gpt-oss-20b MXFP8 8-9% short on 8 B300 and 21% short on 72 GB300; Megatron-Bridge 26.04's cells on 64-256
+    # GB200 / GB300 -20% to +2%, Qwen3-235B on 256 H100 30% fast; torchtitan's A100 Llama 2 13B / 70B 8-12% fast
+    ("heldout26-mlperf-train", 0.07, 0.22), ("heldout26-mbridge-2604", 0.16, 0.30),
+    ("heldout26-torchtitan-a100", 0.10, 0.12)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target

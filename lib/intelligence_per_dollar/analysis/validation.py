@@ -106,7 +106,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout24-nemo-docs-2502-2504", "heldout24-together-b200-512", "heldout24-torchao-llama4-b200",
                    # set 25 (HELD_OUT.md)
                    "heldout25-mlperf-train", "heldout25-nemo-longseq", "heldout25-together-dgxc",
-                   "heldout25-dgxc-paxml")
+                   "heldout25-dgxc-paxml",
+                   # set 26 (HELD_OUT.md)
+                   "heldout26-mlperf-train", "heldout26-mbridge-2604", "heldout26-torchtitan-a100")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
