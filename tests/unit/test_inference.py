@@ -240,8 +240,9 @@ def test_median_near_the_issue_target_of_15_percent(table):
     (``dense_fp4_speedup``: B300 / GB300 dense NVFP4 GEMMs at twice the FP8 peak, as on B200, not the 3x of the spec)
     took the 66 B300 / GB300 cases from 21.5% (signed +16.6%) to 12.5% (+1.4%) and the median to 14.81%, within the
     target. Set 26 (27 serving runs collected blind on 2026-12-03 at 5f702a8, 10.2% median) merged unchanged: 14.68% over
-    584. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.1469
+    584. Set 27 (31 serving runs collected blind on 2026-12-03 at 10ed5df, 12.1% median) merged unchanged: 14.61% over
+    615. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.1465
 
 
 def test_ep_load_imbalance_properties():
@@ -712,3 +713,14 @@ def test_held_out_set_26_stays_near_its_blind_error(table):
     every v5.1 DeepSeek-R1 Server row); DataCrunch's online SGLang runs on H200 +17% / +45%; silybench's vLLM Qwen3-8B
     on one H100 +3% to +18%; GPUStack's A100 pages -0.5% to +53%. 10.2% / 309% when first predicted."""
     _check_held_out_set(table, "heldout26-", 27, 0.11, 3.10, 19, 0.11)
+
+
+def test_held_out_set_27_stays_near_its_blind_error(table):
+    """Set 27 of data/runs/HELD_OUT.md (31 serving runs collected blind in session 23, predicted at 10ed5df and merged
+    unchanged): MLPerf Inference v6.0 Cisco's 8 B300 DeepSeek-R1 Offline -16% / Server +2%, gpt-oss-120b +21% / +22%,
+    Llama 3.1 405B Server -26%; v5.1 Cisco's multi-node 16 H200 / 32 H100 Llama 2 70B and 405B Offline within 5%,
+    Llama 2 70B Server -2% / -12%, 405B Server -40% / -45% (the p99 TTFT of 9,429-token prompts binds, as sets 21-26);
+    v5.0 GigaComputing's 8 H200 Mixtral +21% / +25% and Llama 2 70B Interactive +12%; TensorRT-LLM v1.0 perf-overview
+    cells -44% (Llama 4 Maverick FP4 TP8 on 8 B200) to +59% (Qwen3-30B-A3B FP4 on one GB200). 12.1% / 59% when first
+    predicted, none off by 2x."""
+    _check_held_out_set(table, "heldout27-", 31, 0.125, 0.60, 22, 0.11)

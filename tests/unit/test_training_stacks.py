@@ -66,10 +66,12 @@ def test_default_stack_is_megatron_core_and_estimate_uses_it():
 
 def test_default_stack_matches_the_measured_megatron_moe_runs_better_than_the_overlap_preset():
     """The evidence behind the default: on the Megatron-Bridge DeepSeek-V3 rows the default stack's
-    median |error| is below the all-to-all-overlap preset's."""
+    median |error| is below the all-to-all-overlap preset's (18 rows: 9.1% against 10.9%). Only rows measured in
+    tokens/s per GPU compare with ``tokens_per_s_per_gpu`` (set 24's Together rows give iteration times)."""
     from intelligence_per_dollar.analysis import validation
-    cases = [c for c in validation.runs() if "dsv3" in c["id"] and c["stack"].startswith("mbridge")]
-    assert len(cases) >= 4
+    cases = [c for c in validation.runs() if "dsv3" in c["id"] and c["stack"].startswith("mbridge")
+             and c["unit"] == "tokens_per_s_per_gpu"]
+    assert len(cases) >= 18
 
     def err(stack):
         out = []

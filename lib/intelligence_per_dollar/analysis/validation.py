@@ -24,6 +24,17 @@ from intelligence_per_dollar.sources import hardware
 from intelligence_per_dollar.sources import runs as run_files
 from intelligence_per_dollar.model import training
 
+#: Megatron-Bridge's performance recipes (``scripts/performance``, the runs of its performance-summary tables and of
+#: the MLPerf and DGX Cloud recipes built on them): Megatron-Core current with the gradient buffer in BF16, not FP32.
+#: Every model family's common settings set ``cfg.mixed_precision.grad_reduce_in_fp32 = False`` and
+#: ``cfg.ddp.grad_reduce_in_fp32 = False`` (NVIDIA-NeMo/Megatron-Bridge ``scripts/performance/configs/``, read
+#: 2026-12-03: ``set_llama3_common_configs`` in ``llama/llama3_llm_pretrain.py`` at 2a0d46e,
+#: ``set_llama31_common_configs`` in ``llama/llama31_llm_pretrain.py`` at 0013c9a, ``set_qwen3_common_configs`` in
+#: ``qwen/qwen3_llm_pretrain.py`` at 05c0c90, the DeepSeek-V3 common configs), so Megatron-Core keeps its main
+#: gradients in the parameters' BF16 (``grad_bytes`` 2: 2 bytes per parameter less than the FP32 buffer of
+#: :data:`~intelligence_per_dollar.model.training.MEGATRON_CORE`); the reduction was BF16 already.
+MBRIDGE_PERF = replace(training.MEGATRON_CORE, grad_bytes=2.0)
+
 #: Software stacks named in the runs file (facts about each framework version).
 STACKS = {
     "megatron-2021": training.MEGATRON_2021,
@@ -35,18 +46,18 @@ STACKS = {
     # every TP rank (no scatter/gather) and runs plain 1F1B
     "deepspeed-2021": replace(training.MEGATRON_2021, p2p_scatter_gather=False),
     # Megatron-Bridge / Megatron-Core 2025-26 recipes: TE, TP comm overlap, distributed optimizer,
-    # overlapped DP; MoE benchmarks force-balance routing (load factor 1)
-    "mbridge-2026": training.MEGATRON_CORE,
+    # overlapped DP; MoE benchmarks force-balance routing (load factor 1); BF16 main gradients (MBRIDGE_PERF)
+    "mbridge-2026": MBRIDGE_PERF,
     # the same with the FP8 recipe the row names "FP8-CS" (Transformer Engine Float8CurrentScaling:
     # an amax pass before every FP8 cast); NeMo 25.x states "FP8 per-tensor current scaling"
-    "mbridge-2026-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
+    "mbridge-2026-fp8cs": replace(MBRIDGE_PERF, fp8_current_scaling=True),
     # the same with Megatron-Core's fine-grained activation offloading of the routed expert MLP (the
     # Megatron-MoE-ModelZoo GB200 Qwen3-235B recipe: offload_modules expert_fc1 / moe_act, "activation offloading required")
-    "mbridge-2026-actoffload": replace(training.MEGATRON_CORE, moe_activation_offload=True),
+    "mbridge-2026-actoffload": replace(MBRIDGE_PERF, moe_activation_offload=True),
     # Megatron-Bridge's full-iteration MXFP8 DeepSeek-V3 recipes on GB200/GB300 (perf_recipes/deepseek/common.py
     # _enable_deepseek_full_iteration_mxfp8: overlap_moe_expert_parallel_comm with delay_wgrad_compute, the HybridEP
     # "flex" dispatcher and full-iteration CUDA graphs, so no host sync per MoE layer; routing force-balanced)
-    "mbridge-2026-a2a-overlap": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False),
+    "mbridge-2026-a2a-overlap": replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False),
     # MLPerf Training v6.0's DeepSeek-V3 (NVIDIA's NeMo recipe: the same EP all-to-all overlap, HybridEP and
     # full-iteration CUDA graphs) trains on real data with dropless routing: the book's central load factor
     "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False,
@@ -108,7 +119,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout25-mlperf-train", "heldout25-nemo-longseq", "heldout25-together-dgxc",
                    "heldout25-dgxc-paxml",
                    # set 26 (HELD_OUT.md)
-                   "heldout26-mlperf-train", "heldout26-mbridge-2604", "heldout26-torchtitan-a100")
+                   "heldout26-mlperf-train", "heldout26-mbridge-2604", "heldout26-torchtitan-a100",
+                   # set 27 (HELD_OUT.md)
+                   "heldout27-mbridge-2602", "heldout27-mbridge-2511")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
