@@ -241,8 +241,9 @@ def test_median_near_the_issue_target_of_15_percent(table):
     took the 66 B300 / GB300 cases from 21.5% (signed +16.6%) to 12.5% (+1.4%) and the median to 14.81%, within the
     target. Set 26 (27 serving runs collected blind on 2026-12-03 at 5f702a8, 10.2% median) merged unchanged: 14.68% over
     584. Set 27 (31 serving runs collected blind on 2026-12-03 at 10ed5df, 12.1% median) merged unchanged: 14.61% over
-    615. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.1465
+    615. Set 28 (34 serving runs collected blind on 2026-12-04 at 1e415bd, 19.1% median) merged unchanged: 14.93% over
+    649. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.1495
 
 
 def test_ep_load_imbalance_properties():
@@ -724,3 +725,14 @@ def test_held_out_set_27_stays_near_its_blind_error(table):
     cells -44% (Llama 4 Maverick FP4 TP8 on 8 B200) to +59% (Qwen3-30B-A3B FP4 on one GB200). 12.1% / 59% when first
     predicted, none off by 2x."""
     _check_held_out_set(table, "heldout27-", 31, 0.125, 0.60, 22, 0.11)
+
+
+def test_held_out_set_28_stays_near_its_blind_error(table):
+    """Set 28 of data/runs/HELD_OUT.md (34 serving runs collected blind in session 24, predicted at 1e415bd's model and
+    merged unchanged): MLPerf Inference v5.0-v6.0 partners (18.0% over 20: Llama 3.1 405B Offline -11% to +17%, 405B
+    Server on 8 H100 / H200 -41% as every 405B Server row on Hopper, on Blackwell +7% / +14%; Google's v6.0 72 GB200
+    DeepSeek-R1 +77% Offline / +253% Server, against CoreWeave's 64 GB200 within 3% / +55%; Llama 2 70B Interactive
+    +66% / +71%); TensorRT-LLM perf-overview cells of 03e27c7 (-32% to +61%) and v0.9's static batches (-6% to +24%);
+    NIM's single-user Llama 3.3 70B on 2 H100 (+18% / +22%); SGLang v0.4.1's DeepSeek-V3 on 8 H200 at 8 requests/s
+    (+556%). 19.1% / 556% when first predicted."""
+    _check_held_out_set(table, "heldout28-", 34, 0.20, 5.6, 22, 0.19)

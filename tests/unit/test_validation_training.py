@@ -67,9 +67,11 @@ def test_held_out_cases_median(table):
     unchanged; all 389: 9.0%. Set 27 (Megatron-Bridge 26.02 / 25.11 cells not taken before: dense FP8 on GB200 / GB300
     9-24% short, small-expert MoE 15-57% fast), collected in session 23 (training unchanged since set 23): 16.8%
     blind, merged unchanged; all 407: 9.8%. Session 23's BF16 gradient buffer of Megatron-Bridge's recipes
-    (validation.MBRIDGE_PERF): 9.2%."""
+    (validation.MBRIDGE_PERF): 9.2%. Set 28 (MLPerf Training v3.0 / v3.1 GPT-3 175B logs on 512-10,752 H100, 7-18%
+    short; the Megatron Core MoE report's DeepSeek-V3 / Qwen3-235B table on 256-1,024 GB200 / GB300 / H100, -13% to
+    +35%), collected in session 24 (training unchanged since session 23): 12.4% blind, merged unchanged; all 418: 9.5%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 407 and held.error.abs().median() <= 0.093
+    assert len(held) == 418 and held.error.abs().median() <= 0.096
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -218,7 +220,12 @@ def test_held_out_cases_median(table):
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
     # GPT-OSS 120B BF16 on 64 GB300 / H100 42-57% fast, Qwen3-235B 5% (GB300) and 37% (H100) fast, DeepSeek-V3 12-13%
-    ("heldout27-mbridge-2602", 0.14, 0.57), ("heldout27-mbridge-2511", 0.15, 0.51)])
+    ("heldout27-mbridge-2602", 0.14, 0.57), ("heldout27-mbridge-2511", 0.15, 0.51),
+    # set 28, merged at its blind error: MLPerf Training v3.0 (the first FP8 round) and v3.1 GPT-3 175B logs on 512 /
+    # 768 H100 18% / 11% short, 6,144 and Azure's 10,752 H100 7% short; the Megatron Core MoE report's DeepSeek-V3 on
+    # 256 GB300 / GB200 MXFP8 +15% / +6%, GB200 BF16 -13%, 1,024 H100 blockwise FP8 +35%, Qwen3-235B on 256 H100 +12%
+    ("heldout28-mlperf30-gpt3", 0.19, 0.19), ("heldout28-mlperf31-gpt3", 0.11, 0.11),
+    ("heldout28-mlperf31-gpt3-azure", 0.08, 0.08), ("heldout28-mcore-moe-report", 0.14, 0.36)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target
@@ -308,10 +315,12 @@ def test_dense_blackwell_and_moe_cases_within_31_percent(table):
     stay in): set 23's NVIDIA DeepSeek-V3 on 2,048-8,192 GB200, the largest DeepSeek-V3 runs in the table (one layout,
     steps 26-43% short, more so with scale, where CoreWeave's GB300 runs of set 10 are within 6%), is a known miss
     bounded by its group; and set 24's Together DeepSeek-V3 on 512 B200, whose layout is not stated (searched) and
-    whose global batch is inferred, is no stated-layout analogue (22% / 34% short, bounded by its group)."""
+    whose global batch is inferred, is no stated-layout analogue (22% / 34% short, bounded by its group). Set 28's
+    DeepSeek-V3 on 1,024 H100 from the Megatron Core MoE report (blockwise FP8, +35% blind: its pipeline depth differs
+    between the paper's Tables 17 and 20, and its MTP layer is not in the spec) is bounded by its group too."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek") & (table.group != "torchtitan-fsdp2")
               & ~table.group.str.startswith(("heldout6-", "heldout23-", "heldout24-together"))
-              & ~table.case.str.endswith("-baseline")]
+              & ~table.case.str.endswith("-baseline") & (table.case != "heldout28-mcoremoe-h100-dsv3-fp8blk-1024")]
     assert len(g) >= 9
     assert g.error.abs().max() <= 0.31 and g.error.abs().median() <= 0.11
 

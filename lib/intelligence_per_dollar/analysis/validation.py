@@ -121,7 +121,10 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    # set 26 (HELD_OUT.md)
                    "heldout26-mlperf-train", "heldout26-mbridge-2604", "heldout26-torchtitan-a100",
                    # set 27 (HELD_OUT.md)
-                   "heldout27-mbridge-2602", "heldout27-mbridge-2511")
+                   "heldout27-mbridge-2602", "heldout27-mbridge-2511",
+                   # set 28 (HELD_OUT.md)
+                   "heldout28-mlperf30-gpt3", "heldout28-mlperf31-gpt3", "heldout28-mlperf31-gpt3-azure",
+                   "heldout28-mcore-moe-report")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",

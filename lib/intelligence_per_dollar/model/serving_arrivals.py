@@ -28,7 +28,11 @@ repeated here).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,15 +62,20 @@ class IterationTable:
     prefill: np.ndarray       # prompt tokens in the iteration (one attention rank), ascending from 0
     step_s: np.ndarray        # shape (len(decode), len(prefill))
 
+    _grid: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        # plain lists for the per-iteration lookups (bisect on a list beats numpy's searchsorted on one scalar)
+        object.__setattr__(self, "_grid", (self.decode.tolist(), self.prefill.tolist(), self.step_s.tolist()))
+
     def __call__(self, decode: float, prefill: float) -> float:
-        d, p = self.decode, self.prefill
-        i = min(max(int(np.searchsorted(d, decode, side="right")) - 1, 0), len(d) - 2)
-        j = min(max(int(np.searchsorted(p, prefill, side="right")) - 1, 0), len(p) - 2)
+        d, p, s = self._grid
+        i = min(max(bisect.bisect_right(d, decode) - 1, 0), len(d) - 2)
+        j = min(max(bisect.bisect_right(p, prefill) - 1, 0), len(p) - 2)
         x = (decode - d[i]) / (d[i + 1] - d[i])
         y = (prefill - p[j]) / (p[j + 1] - p[j])
-        s = self.step_s
-        return float((1 - x) * (1 - y) * s[i, j] + x * (1 - y) * s[i + 1, j] + (1 - x) * y * s[i, j + 1]
-                     + x * y * s[i + 1, j + 1])
+        return float((1 - x) * (1 - y) * s[i][j] + x * (1 - y) * s[i + 1][j] + (1 - x) * y * s[i][j + 1]
+                     + x * y * s[i + 1][j + 1])
 
 
 def iteration_table(ctx: kern.Context, tp: int, dp: int, ep: int, max_sequences: float,
@@ -98,7 +107,11 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     starting only when all of it fits). The arrivals are a fixed seeded sequence scaled by ``1 / rate_per_s``, so
     percentiles change smoothly with the rate. ``warm``: the first ``warm`` requests are already decoding at time 0,
     each part way through its output (uniformly), so the run starts near its steady occupancy instead of ramping up
-    from an empty server (their latencies are returned as NaN)."""
+    from an empty server (their latencies are returned as NaN).
+
+    The engine's state is two queues: the admitted prompts still prefilling (first in, first out) and the decoding
+    sequences in a heap keyed by the decode iteration at which each finishes (every decoding sequence advances one
+    token per iteration), so an iteration costs a few operations on the prompts it touches, not on every sequence."""
     rate = checks.positive_number("rate_per_s", rate_per_s)
     out = np.asarray(output_tokens, float)
     if out.ndim != 1 or out.size == 0 or not np.all(np.isfinite(out)) or out.min() < 1:
@@ -120,62 +133,77 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     warm = min(checks.integer("warm", warm, low=0), n, cap)
     arrive = np.zeros(n)
     arrive[warm:] = np.cumsum(np.random.default_rng(seed).exponential(1.0, n - warm)) / rate
-    admit = np.zeros(n)
-    pre_left = ins.copy()
-    out_left = out.copy()
-    pre_left[:warm] = 0.0
-    out_left[:warm] = np.ceil(np.random.default_rng(seed + 1).uniform(0.0, 1.0, warm) * out[:warm])
-    first = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    running: list[int] = list(range(warm))     # admitted, unfinished, in admission (= arrival) order
+    warm_left = np.ceil(np.random.default_rng(seed + 1).uniform(0.0, 1.0, warm) * out[:warm])
+    arrive_l, out_l = arrive.tolist(), out.tolist()
+    pre_left = ins.tolist()
+    admit = [0.0] * n
+    first = [math.nan] * n
+    finish = [math.nan] * n
+    want_max = min(piece, budget)
+    # decoding sequences: (decode iteration at which the last token comes, request); a warm one finishes at once
+    # when its draw left no token (it is then done at the first iteration, as every finished sequence)
+    decoding = [(float(k), i) for i, k in enumerate(warm_left.tolist())]
+    heapq.heapify(decoding)
+    prefilling: deque[int] = deque()           # admitted, prompt not done, in admission (= arrival) order
+    done_decodes = 0.0                         # decode iterations so far (each decoding sequence advances one token)
     nxt = warm                                 # next request not yet admitted (arrivals are in order)
     t = 0.0
-    while nxt < n or running:
-        while nxt < n and len(running) < cap and arrive[nxt] <= t:
-            running.append(nxt)
+    while nxt < n or decoding or prefilling:
+        while nxt < n and len(decoding) + len(prefilling) < cap and arrive_l[nxt] <= t:
+            prefilling.append(nxt)
             admit[nxt] = t
             nxt += 1
-        if not running:
-            t = max(t, arrive[nxt])
+        if not decoding and not prefilling:
+            t = max(t, arrive_l[nxt])
             continue
-        r = np.fromiter(running, int, len(running))
-        prefilling = pre_left[r] > 0
-        decoding = r[~prefilling]
-        room = budget - decoding.size
-        waiting = r[prefilling]
-        take = np.zeros(waiting.size)
-        if waiting.size and room > 0:
-            want = np.minimum(pre_left[waiting], min(piece, budget))
-            if whole:      # first come first served: a prompt that does not fit stops the queue
-                fits = np.cumsum(want) <= room
-                take = np.where(np.cumsum(~fits) == 0, want, 0.0)
-            else:
-                before = np.cumsum(want) - want
-                take = np.clip(room - before, 0.0, want)
-        tokens = float(take.sum())
-        dt = step(decoding.size, tokens)
+        nd = len(decoding)
+        room = budget - nd
+        takes = []
+        if prefilling and room > 0:
+            left = room
+            for i in prefilling:
+                want = min(pre_left[i], want_max)
+                if whole:      # first come first served: a prompt that does not fit stops the queue
+                    if want > left:
+                        break
+                    take = want
+                else:
+                    take = min(left, want)
+                    if take <= 0.0:
+                        break
+                takes.append((i, take))
+                left -= take
+        tokens = float(sum(a for _, a in takes))
+        dt = step(nd, tokens)
         k = 1
-        if tokens == 0.0 and not waiting.size and decoding.size:
+        if tokens == 0.0 and not prefilling and nd:
             # a run of identical decode-only iterations: jump to the next finish or the next admission
-            k = int(out_left[decoding].min())
-            if nxt < n and len(running) < cap:
-                k = min(k, max(int(np.ceil((arrive[nxt] - t) / dt)), 1))
+            k = max(int(decoding[0][0] - done_decodes), 1)
+            if nxt < n and nd < cap:
+                k = min(k, max(int(np.ceil((arrive_l[nxt] - t) / dt)), 1))
         t += k * dt
-        out_left[decoding] -= k
-        if waiting.size:
-            pre_left[waiting] -= take
-            started = waiting[(take > 0) & (pre_left[waiting] <= 0)]
-            first[started] = t
-            out_left[started] -= 1             # the prefill iteration emits the first token
-        done = r[out_left[r] <= 0]
-        if done.size:
-            finish[done] = t
-            gone = set(done.tolist())
-            running = [i for i in running if i not in gone]
-    ttft = first - arrive
-    tpot = np.where(out > 1, (finish - first) / np.maximum(out - 1.0, 1.0), np.nan)
+        if nd:
+            done_decodes += k
+        while decoding and decoding[0][0] <= done_decodes:
+            finish[heapq.heappop(decoding)[1]] = t
+        for i, a in takes:
+            pre_left[i] -= a
+            if pre_left[i] <= 0:
+                if prefilling[0] == i:
+                    prefilling.popleft()
+                else:                          # a short prompt behind one cut to a piece
+                    prefilling.remove(i)
+                first[i] = t                   # the prefill iteration emits the first token
+                if out_l[i] <= 1.0:
+                    finish[i] = t
+                else:
+                    heapq.heappush(decoding, (done_decodes + out_l[i] - 1.0, i))
+    first_a, finish_a, admit_a = np.array(first), np.array(finish), np.array(admit)
+    ttft = first_a - arrive
+    tpot = np.where(out > 1, (finish_a - first_a) / np.maximum(out - 1.0, 1.0), np.nan)
     ttft[:warm], tpot[:warm] = np.nan, np.nan
-    return {"arrival_s": arrive, "admit_s": admit, "ttft_s": ttft, "tpot_s": tpot, "finish_s": finish, "warm": warm}
+    return {"arrival_s": arrive, "admit_s": admit_a, "ttft_s": ttft, "tpot_s": tpot, "finish_s": finish_a,
+            "warm": warm}
 
 
 def window(sim: dict[str, np.ndarray]) -> slice:

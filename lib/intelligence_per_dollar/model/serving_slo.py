@@ -40,7 +40,8 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     the percentile: ``output_tokens_per_s_per_gpu`` that rate's output, ``concurrency`` its mean sequences in flight,
     ``tokens_per_s_per_user`` / ``step_time_s`` from its mean TPOT, ``ttft_s`` and ``tpot_percentile_s`` the
     percentiles, ``arrival_rate_per_s`` the requests per second of all replicas, ``memory_per_gpu_bytes`` at the
-    mean concurrency. Each layout's steady best under the limits bounds its Poisson rate from above.
+    mean concurrency. Each layout's steady best under the limits bounds its Poisson rate from above, so a layout whose
+    bound is at or below the best rate already found is not simulated (nor are the ones after it).
     """
     checks.choice("arrivals", arrivals, ARRIVALS)
     checks.fraction("percentile", percentile, low_open=True)
@@ -93,11 +94,14 @@ def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, outpu
     ctx_kwargs = {k: v for k, v in kwargs.items() if k not in ("parallelism", "points")}
     ctx = inference.serving_context(model, accelerator, gpus, precision, input_tokens, output_tokens, **ctx_kwargs)
     best = None
+    best_rate_per_gpu = 0.0                           # requests/s per GPU of the best layout simulated so far
     for _, row in top.iterrows():
         tp, dp, ep, rep = (int(row[k]) for k in ("tp", "dp", "ep", "replicas"))
         ranks = rep * dp                               # attention ranks, each simulated alike (serving_arrivals)
         # the steady state under the same limits bounds the open system (p99 >= mean; a wandering occupancy only adds)
         rate_hi = float(row["output_tokens_per_s_per_gpu"]) * tp / ctx.osl
+        if best is not None and rate_hi / tp <= best_rate_per_gpu:
+            break       # this layout cannot beat the best, and the rest of ``top`` (lower steady bests) neither
         layout = {k: np.array([float(row[k])]) for k in ("tp", "dp", "ep", "pp", "replicas", "offload")}
         seqs = float(inference.max_concurrency(ctx, layout, steady=False)[0]) / ranks
         r = arrivals_model.max_rate(ctx, tp, dp, ep, rate_hi, max_ttft_s=limits["max_ttft_s"],
@@ -115,7 +119,7 @@ def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, outpu
         at = {**layout, "concurrency": np.array([max(round(out["concurrency"]), ranks)], float)}
         out["memory_per_gpu_bytes"] = float(inference.evaluate(ctx, at)["memory_per_gpu_bytes"][0])
         if best is None or out["output_tokens_per_s_per_gpu"] > best["output_tokens_per_s_per_gpu"]:
-            best = out
+            best, best_rate_per_gpu = out, r["rate_per_s"] / tp
     if best is None:
         raise ValueError(f"under Poisson arrivals no layout of {gpus} {accelerator} GPUs keeps the "
                          f"p{percentile * 100:g} TTFT / TPOT under max_ttft_s={limits['max_ttft_s']!r}, "
