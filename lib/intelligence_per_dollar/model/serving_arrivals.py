@@ -95,6 +95,48 @@ def iteration_table(ctx: kern.Context, tp: int, dp: int, ep: int, max_sequences:
     return IterationTable(dec, pre, kern.iteration_s(ctx, gpu, host))
 
 
+def _checked(rate_per_s, input_tokens, output_tokens, max_sequences, max_num_tokens, prefill_piece):
+    """:func:`simulate`'s arguments, validated: (rate, output lengths, input lengths as long, sequence cap,
+    token budget, prefill piece)."""
+    rate = checks.positive_number("rate_per_s", rate_per_s)
+    out = np.asarray(output_tokens, float)
+    if out.ndim != 1 or out.size == 0 or not np.all(np.isfinite(out)) or out.min() < 1:
+        raise ValueError(f"output_tokens must be a non-empty 1-D array of finite lengths >= 1, got "
+                         f"{checks.short(output_tokens)}")
+    ins = np.broadcast_to(np.asarray(input_tokens, float), (out.size,)).astype(float)
+    if not np.all(np.isfinite(ins)) or ins.min() < 1:
+        raise ValueError(f"input_tokens must be finite lengths >= 1 (one, or one per request), got "
+                         f"{checks.short(input_tokens)}")
+    cap = checks.positive_int("max_sequences", max_sequences)
+    budget = checks.positive_number("max_num_tokens", max_num_tokens)
+    piece = checks.positive_number("prefill_piece", prefill_piece, allow_inf=True)
+    if not np.isfinite(piece) and budget < ins.max():
+        raise ValueError(f"max_num_tokens={budget!r} is below the longest prompt ({ins.max():g} input tokens): "
+                         f"whole prompts (prefill_piece=inf) would never fit; allowed: max_num_tokens >= "
+                         f"{ins.max():g}, or a finite prefill_piece")
+    return rate, out, ins, cap, budget, piece
+
+
+def _prefill_takes(prefilling, pre_left: list[float], room: float, want_max: float,
+                   whole: bool) -> list[tuple[int, float]]:
+    """The prompt tokens one iteration prefills: (request, tokens) in admission order, within ``room`` tokens, at
+    most ``want_max`` per prompt; ``whole``: first come first served, a prompt that does not fit stops the queue."""
+    takes, left = [], room
+    for i in prefilling:
+        want = min(pre_left[i], want_max)
+        if whole:
+            if want > left:
+                break
+            take = want
+        else:
+            take = min(left, want)
+            if take <= 0.0:
+                break
+        takes.append((i, take))
+        left -= take
+    return takes
+
+
 def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_tokens, max_sequences: int,
              max_num_tokens: float, prefill_piece: float, seed: int = 0, warm: int = 0) -> dict[str, np.ndarray]:
     """One attention rank under Poisson arrivals at ``rate_per_s``: per request (in arrival order) ``arrival_s``,
@@ -112,24 +154,9 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     The engine's state is two queues: the admitted prompts still prefilling (first in, first out) and the decoding
     sequences in a heap keyed by the decode iteration at which each finishes (every decoding sequence advances one
     token per iteration), so an iteration costs a few operations on the prompts it touches, not on every sequence."""
-    rate = checks.positive_number("rate_per_s", rate_per_s)
-    out = np.asarray(output_tokens, float)
-    if out.ndim != 1 or out.size == 0 or not np.all(np.isfinite(out)) or out.min() < 1:
-        raise ValueError(f"output_tokens must be a non-empty 1-D array of finite lengths >= 1, got "
-                         f"{checks.short(output_tokens)}")
-    n = out.size
-    ins = np.broadcast_to(np.asarray(input_tokens, float), (n,)).astype(float)
-    if not np.all(np.isfinite(ins)) or ins.min() < 1:
-        raise ValueError(f"input_tokens must be finite lengths >= 1 (one, or one per request), got "
-                         f"{checks.short(input_tokens)}")
-    cap = checks.positive_int("max_sequences", max_sequences)
-    budget = checks.positive_number("max_num_tokens", max_num_tokens)
-    piece = checks.positive_number("prefill_piece", prefill_piece, allow_inf=True)
-    whole = not np.isfinite(piece)
-    if whole and budget < ins.max():
-        raise ValueError(f"max_num_tokens={budget!r} is below the longest prompt ({ins.max():g} input tokens): "
-                         f"whole prompts (prefill_piece=inf) would never fit; allowed: max_num_tokens >= "
-                         f"{ins.max():g}, or a finite prefill_piece")
+    rate, out, ins, cap, budget, piece = _checked(rate_per_s, input_tokens, output_tokens, max_sequences,
+                                                  max_num_tokens, prefill_piece)
+    n, whole = out.size, not np.isfinite(piece)
     warm = min(checks.integer("warm", warm, low=0), n, cap)
     arrive = np.zeros(n)
     arrive[warm:] = np.cumsum(np.random.default_rng(seed).exponential(1.0, n - warm)) / rate
@@ -158,21 +185,7 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
             continue
         nd = len(decoding)
         room = budget - nd
-        takes = []
-        if prefilling and room > 0:
-            left = room
-            for i in prefilling:
-                want = min(pre_left[i], want_max)
-                if whole:      # first come first served: a prompt that does not fit stops the queue
-                    if want > left:
-                        break
-                    take = want
-                else:
-                    take = min(left, want)
-                    if take <= 0.0:
-                        break
-                takes.append((i, take))
-                left -= take
+        takes = _prefill_takes(prefilling, pre_left, room, want_max, whole) if prefilling and room > 0 else []
         tokens = float(sum(a for _, a in takes))
         dt = step(nd, tokens)
         k = 1
