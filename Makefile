@@ -21,11 +21,11 @@ report: $(STAMP)
 	$(PY) -m intelligence_per_dollar.app.build build/html
 
 ## Run all the tests (unit, property, validation, notebooks, book build, browser); what CI runs.
-## The book is built once per session and every chapter is executed once (under 6 minutes on 2 cores).
+## The book is built once per session and every chapter is executed once (10-15 minutes on 2 cores).
 test: $(STAMP)
 	$(PY) -m pytest --durations=20
 
-## The fast subset (under 60 s): unit and property tests, no chapter execution, no browser
+## The fast subset (about 5 minutes): unit and property tests, no chapter execution, no browser
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow and not browser"
 

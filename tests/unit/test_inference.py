@@ -242,8 +242,11 @@ def test_median_near_the_issue_target_of_15_percent(table):
     target. Set 26 (27 serving runs collected blind on 2026-12-03 at 5f702a8, 10.2% median) merged unchanged: 14.68% over
     584. Set 27 (31 serving runs collected blind on 2026-12-03 at 10ed5df, 12.1% median) merged unchanged: 14.61% over
     615. Set 28 (34 serving runs collected blind on 2026-12-04 at 1e415bd, 19.1% median) merged unchanged: 14.93% over
-    649. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.1495
+    649. Set 29 (30 serving runs collected blind on 2026-12-04 at cae28c1, 15.6% median) merged with one change, the C++
+    runtime's host time per sequence for the TensorRT-engine flow (``cpp_runtime_host_per_sequence_s``, which moves
+    only set 29's TP8 Mixtral 8x7B row, -53% -> +34%): 14.98% over 679. The bound records that state so a regression
+    fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.1500
 
 
 def test_ep_load_imbalance_properties():
@@ -736,3 +739,13 @@ def test_held_out_set_28_stays_near_its_blind_error(table):
     NIM's single-user Llama 3.3 70B on 2 H100 (+18% / +22%); SGLang v0.4.1's DeepSeek-V3 on 8 H200 at 8 requests/s
     (+556%). 19.1% / 556% when first predicted."""
     _check_held_out_set(table, "heldout28-", 34, 0.20, 5.6, 22, 0.19)
+
+
+def test_held_out_set_29_stays_near_its_blind_error(table):
+    """Set 29 of data/runs/HELD_OUT.md (30 serving runs collected blind in session 25, predicted at cae28c1): MLPerf
+    Inference v4.1-v5.1 Lenovo, GigaComputing, Fujitsu and ASUSTeK on 4-8 H100 / H200 / B200 (Llama 2 70B on H100 with
+    2024's software +11% to +44%, on H200 -8% to +16%; Mixtral on H200 +19% / +23%; 405B on B200 Offline -3%, Server
+    -21%, Interactive -15%) and TensorRT-LLM v0.11-v0.15 perf-overview cells (-18% to +49%; v0.13's TP8 Mixtral 8x7B on
+    8 H200, -53% blind, is +34% with the C++ runtime's own host time per sequence, which the same row bounds at 14 us).
+    15.6% / 53% when first predicted, none off by 2x."""
+    _check_held_out_set(table, "heldout29-", 30, 0.16, 0.50, 22, 0.15)

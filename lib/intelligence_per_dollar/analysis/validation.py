@@ -124,7 +124,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout27-mbridge-2602", "heldout27-mbridge-2511",
                    # set 28 (HELD_OUT.md)
                    "heldout28-mlperf30-gpt3", "heldout28-mlperf31-gpt3", "heldout28-mlperf31-gpt3-azure",
-                   "heldout28-mcore-moe-report")
+                   "heldout28-mcore-moe-report",
+                   # set 29 (HELD_OUT.md)
+                   "heldout29-mlperf60-supermicro")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",

@@ -130,10 +130,12 @@ def _host_step_s(scheduler: str, scenario: str) -> float:
 
 
 def _host_per_sequence_s(scheduler: str, scenario: str) -> float:
-    """Host seconds per running sequence and iteration: an overlap-scheduler engine's, vLLM V1's, or vLLM v0.5's
-    engine work plus (served through its API server, ``vllm-v0.5``) the API server's (:mod:`serving_schedulers`)."""
+    """Host seconds per running sequence and iteration: an overlap-scheduler engine's, vLLM V1's, TensorRT-LLM's C++
+    runtime's (``trtllm-bench-engine``), or vLLM v0.5's engine work plus (served through its API server, ``vllm-v0.5``) the API server's (:mod:`serving_schedulers`)."""
     if sched.is_vllm_v1(scheduler):
         return assumed("vllm_v1_host_per_sequence_s", scenario)
+    if scheduler == "trtllm-bench-engine":      # TensorRT-LLM's C++ runtime: no Python on the per-sequence path
+        return assumed("cpp_runtime_host_per_sequence_s", scenario)
     if not sched.is_vllm_v05(scheduler):
         return assumed("host_per_sequence_s", scenario)
     api = assumed("vllm_v05_api_server_per_sequence_s", scenario) if scheduler == "vllm-v0.5" else 0.0

@@ -17,7 +17,8 @@
   :data:`TRTLLM_BENCH_GRAPH_BATCH_SIZES` (:func:`graph_padded_tokens`): the PyTorch backend that
   ``trtllm-bench`` runs since v0.19, with the performance overview's ``cuda_graph_config``.
 * ``"trtllm-bench-engine"``: the same benchmark on the TensorRT-engine flow of v0.17 and earlier
-  (``trtllm-bench build``; the C++ runtime pads no CUDA graphs).
+  (``trtllm-bench build``; the C++ runtime pads no CUDA graphs, and its host time per running sequence is the C++
+  runtime's, ``cpp_runtime_host_per_sequence_s``, not the PyTorch backend's ``host_per_sequence_s``).
 * ``"unsynchronised-adp"``: each attention-DP rank admits prompts on its own, as an engine does for
   workloads of varied lengths without a balancing scheduler (TensorRT-LLM's round-robin baseline;
   ``attention_dp_config.enable_balance`` is off by default in ``tensorrt_llm/llmapi/llm_args.py``). It
