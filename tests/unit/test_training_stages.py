@@ -52,6 +52,18 @@ def test_tiny_model_parameters_and_zero_states_by_hand():
     # ZeRO-3: everything sharded over dp 4, plus a gathered bf16 working copy of one of 4 layers (x2)
     assert z3.weights[0] == pytest.approx(per_gpu / 4 * 2 + per_gpu / 4 * 2 * 2)
     assert z3.gradients[0] == pytest.approx(per_gpu / 4 * 4)
+    # FSDP2 (Stack.sharded_master_params): the fp32 shard the optimizer steps is the stored parameter, so the
+    # persistent states are 4 + 4 + 8 = 16 bytes per sharded parameter (ZeRO + Megatron: 2 + 4 + 12 = 18); the
+    # gathered bf16 working copy is the same
+    fctx = _ctx(TINY, stack=training.FSDP2)
+    flay = _layout(fctx, tp=2, dp=4, zero=3)
+    f3 = memory.model_state_bytes(fctx, flay, memory.params_per_gpu(fctx, flay))
+    assert f3.weights[0] == pytest.approx(per_gpu / 4 * 2 * 2)
+    assert f3.weights[0] + f3.gradients[0] + f3.optimizer[0] == pytest.approx(
+        z3.weights[0] + z3.gradients[0] + z3.optimizer[0] - per_gpu / 4 * 2)
+    # below ZeRO-3 every stack keeps its whole bf16 model copy
+    f1 = memory.model_state_bytes(fctx, _layout(fctx, tp=2, pp=2, dp=2, zero=1), p)
+    assert f1.weights[0] == st.weights[0]
 
 
 @pytest.mark.parametrize("tp,sp,expected", [

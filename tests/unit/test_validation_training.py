@@ -275,19 +275,19 @@ def test_runs_that_ran_are_not_refused(table):
     framework saves memory it does not count (NeMo AutoModel's BF16 Qwen3-30B-A3B on 8 H100 and Kimi-K2 on 256
     H100, issue 12's "refused though they ran") are predicted as stated layouts within the tolerance, flagged,
     and not refused. GPT-OSS 120B BF16 on 64 H100 and MPT-7B on 8 A100 fit since capacity is the driver's total
-    (85.5 / 85.9 GB, not the datasheet's 80)."""
+    (85.5 / 85.9 GB, not the datasheet's 80). LLM Foundry's MPT-30B at 8k sequence on 8 H100 (FSDP) fits since
+    session 25: FSDP's fp32 parameter shard is the optimizer's master copy, with no BF16 shard beside it
+    (``Stack.sharded_master_params``)."""
     assert (table.refused == "").all()
     assert set(table.case[~table.memory_fits]) == {"am-h100-qwen3-30b-8", "am-h100-kimik2-256",
-                                                   # set 5: NeMo AutoModel GPT-OSS on H100 without recompute, MPT-30B
-                                                   # at 8k sequence on 8 H100 (LLM Foundry FSDP)
+                                                   # set 5: NeMo AutoModel GPT-OSS on H100 without recompute
                                                    "am-h100-gptoss20b-8", "am-h100-gptoss120b-64",
-                                                   "mpt-30b-h100-8-s8192",
                                                    # set 8: MLPerf v5.0's Llama 3.1 405B on 512 H100 (8 layers
                                                    # per stage, 8 in flight); Megatron-LM's DeepSeek-V3 on 256
                                                    # GB200 fits since session 23's BF16 gradient buffer
                                                    "mlperf50-h100-llama31-405b-fp8-512",
-                                                   # set 15: LLM Foundry's MPT-3B in FP8 at 8k sequence on 8 H100,
-                                                   # like MPT-30B above (the stack's FP8 keeps BF16 layer inputs)
+                                                   # set 15: LLM Foundry's MPT-3B in FP8 at 8k sequence on 8 H100
+                                                   # (the stack's FP8 keeps BF16 layer inputs)
                                                    "mpt-3b-h100-8-fp8-s8192",
                                                    # set 18: KempnerForge's 8B on one H200 reports 80.7 GB where the
                                                    # model counts FP32 gradients and Adam states (157 GB)

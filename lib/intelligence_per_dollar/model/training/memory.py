@@ -4,7 +4,7 @@ recompute modes.
 Model states: Rajbhandari et al. 2020 ("ZeRO", section 5): 2 + 2 + 12 bytes per parameter in
 mixed precision, here with Megatron's 4-byte fp32 main gradients (``Stack.grad_bytes``); stage
 1 shards the optimizer states, 2 also the gradients, 3 also the weights over the data-parallel
-ranks. Activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+ranks (FSDP2 keeps no BF16 shard beside the fp32 master: ``Stack.sharded_master_params``). Activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", arXiv 2205.05198), section 4, Table 2: ``s b h (34 + 5 a s / h)`` bytes per
 layer, divided by ``t`` with sequence parallelism, only the layer input ``2 s b h`` with full
 recompute, and the first stage holding ``pp`` micro-batches (:func:`.pipeline.microbatches_in_flight`).
@@ -195,7 +195,9 @@ def model_state_bytes(ctx: Context, lay: Layout, params: ParamsPerGPU) -> ModelS
     stage 1 shards optimizer states, 2 gradients, 3 weights). DualPipe keeps two copies of the
     stage's weights (DeepSeek-V3, 3.2.1); ZeRO-3 holds a gathered working copy of one layer."""
     zero, P, shard = lay.zero, params.total, params.sharded()
-    weights = np.where(zero >= 3, shard, P) * WEIGHT_BYTES
+    # ZeRO-3: a BF16 shard beside the fp32 master (Megatron, DeepSpeed), or none where the fp32 shard the
+    # optimizer steps is the stored parameter (FSDP2, Stack.sharded_master_params: counted in the 12 bytes)
+    weights = np.where(zero >= 3, 0.0 if ctx.stack.sharded_master_params else shard, P) * WEIGHT_BYTES
     grads = np.where(zero >= 2, shard, P) * ctx.stack.grad_bytes
     optim = np.where(zero >= 1, shard, P) * OPTIMIZER_STATE_BYTES_PER_PARAM
     if ctx.stack.pipeline_schedule == "dualpipe":

@@ -108,6 +108,13 @@ class Stack:
     drops the routed block's saved activations from HBM (and checks the host holds them), the
     evaluator charges the transfer over the CPU-GPU link where the layer's compute cannot hide it
     (:func:`~.memory.offload_exposed_s`).
+    ``sharded_master_params``: under ZeRO-3 the persistent parameter shard *is* the fp32 master copy the
+    optimizer steps (PyTorch FSDP2 ``MixedPrecisionPolicy``: "FSDP ... keeps the high-precision sharded
+    parameters in memory anyway ... does not require any extra memory to keep a high-precision copy of the
+    parameters for the optimizer step"; ``param_dtype`` applies only to the unsharded, all-gathered copy;
+    ``torch/distributed/fsdp/_fully_shard/_fsdp_api.py``), so no separate BF16 shard is stored: 4 + 4 + 8 bytes
+    per sharded parameter (fp32 parameter, fp32 gradient, Adam moments), not ZeRO's 2 + 4 + 12. False:
+    Megatron's distributed optimizer and DeepSpeed keep a BF16 model copy beside the fp32 master.
     """
 
     flash_attention: bool = True
@@ -135,6 +142,7 @@ class Stack:
     host_op_s: float = 2.5e-5
     fp8_current_scaling: bool = False
     moe_activation_offload: bool = False
+    sharded_master_params: bool = False
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -204,10 +212,11 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: (``mixed_precision_reduce="float32"``: 4-byte reduction), fp32 sharded gradients; PyTorch SDPA
 #: (FlashAttention-2) for attention; torchao Float8 saves the BF16 inputs of its linear layers
 #: (no low-precision activation storage); per-op selective AC; sequence parallelism with TP;
-#: synchronous TP (async TP, forward only, is ``STACKS["fsdp2-asynctp"]``). Layouts use ``zero=3``
+#: synchronous TP (async TP, forward only, is ``STACKS["fsdp2-asynctp"]``); under ``zero=3`` the fp32 parameter
+#: shard is the optimizer's master copy (``sharded_master_params``). Layouts use ``zero=3``
 #: (``zero=2`` where parameters stay gathered between micro-batches, as with PP).
 FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
-                selective_recompute="per-op")
+                selective_recompute="per-op", sharded_master_params=True)
 #: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
 #: layers): FlashAttention-2, no Megatron sequence parallelism, no TP-GEMM overlap, every TP rank
 #: sends the whole activation between stages (no scatter/gather), plain 1F1B (Rajbhandari et al.
