@@ -71,9 +71,12 @@ def test_held_out_cases_median(table):
     short; the Megatron Core MoE report's DeepSeek-V3 / Qwen3-235B table on 256-1,024 GB200 / GB300 / H100, -13% to
     +35%), collected in session 24 (training unchanged since session 23): 12.4% blind, merged unchanged; all 418: 9.5%.
     Set 29 (Supermicro's MLPerf Training v6.0 Llama 3.1 8B and gpt-oss-20b logs on 8 B300 / 72 GB300, -8% to +4%),
-    collected in session 25 (training unchanged since session 23): 6.3% blind, merged unchanged; all 421: 9.3%."""
+    collected in session 25 (training unchanged since session 23): 6.3% blind, merged unchanged; all 421: 9.3%.
+    Set 30 (InternLM's 2023 InternLM-7B tables on 8-1,024 A100 over 4 x 100 Gb RoCE per node: +4% to +12% on 8-128
+    GPUs, +20% to +92% on 1,024 where its data-parallel exchange is exposed), collected in session 26 (training
+    unchanged since session 25): 20.2% blind, merged unchanged; all 434: 9.8%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 421 and held.error.abs().median() <= 0.096
+    assert len(held) == 434 and held.error.abs().median() <= 0.099
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -230,7 +233,11 @@ def test_held_out_cases_median(table):
     ("heldout28-mlperf31-gpt3-azure", 0.08, 0.08), ("heldout28-mcore-moe-report", 0.14, 0.36),
     # set 29, merged at its blind error: Supermicro's MLPerf v6.0 logs, Llama 3.1 8B NVFP4 on 8 B300 +4% and 72 GB300
     # -6%, gpt-oss-20b MXFP8 on 8 B300 -8% (other submitters' rows of the same cells are in sets 21-26)
-    ("heldout29-mlperf60-supermicro", 0.07, 0.09)])
+    ("heldout29-mlperf60-supermicro", 0.07, 0.09),
+    # set 30, merged at its blind error: InternLM's InternLM-7B on 8-1,024 A100 (4 x 100 Gb RoCE per node), +4% to
+    # +12% on 8-128 GPUs; on 1,024 with one micro-batch per step +31% / +65%, its optimizer sharded over all 1,024
+    # ranks +57% / +92% (the data-parallel exchange the model hides behind backward is exposed in the run)
+    ("heldout30-internlm-perf", 0.21, 0.93)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target

@@ -126,7 +126,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout28-mlperf30-gpt3", "heldout28-mlperf31-gpt3", "heldout28-mlperf31-gpt3-azure",
                    "heldout28-mcore-moe-report",
                    # set 29 (HELD_OUT.md)
-                   "heldout29-mlperf60-supermicro")
+                   "heldout29-mlperf60-supermicro",
+                   # set 30 (HELD_OUT.md)
+                   "heldout30-internlm-perf")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
