@@ -259,3 +259,15 @@ def test_serving_capacity_uses_the_device_memory():
         inference.estimate(args[0], replace(h100, device_memory_bytes=None), *args[1:], weight_offload=False)
     dev = inference.estimate(args[0], h100, *args[1:])
     assert dev.max_concurrency >= 8 and dev.weight_offload_fraction == 0.0
+
+
+def test_the_fp4_kernel_table_sets_both_timings_beside_each_published_kernel():
+    """Chapter 1's B200 FP4 kernel chart: every published kernel appears once per timing; the fitted serving terms are
+    closer to the measurements than the max roofline at the median, and the max roofline is never slower than the
+    fitted terms below 4,096 rows (the ramp only lengthens small products)."""
+    df = tables.dense_fp4_kernels()
+    long = tables.dense_fp4_kernels_long(df)
+    assert len(df) == 23 and len(long) == 46 and long.groupby("terms").size().tolist() == [23, 23]
+    assert df["error"].abs().median() < 0.5 * df["max_roofline_error"].abs().median()
+    small = df[df["m"] < 4096]
+    assert (small["max_roofline_tflop_per_s"] >= small["model_tflop_per_s"]).all()

@@ -256,10 +256,11 @@ def test_nvfp4_moe_checkpoints_keep_attention_at_the_release_precision():
     assert sctx.attention_weight_precision(dsr1, "fp8") == "fp8"
     ctx = _ctx("DeepSeek-R1", "B200", "fp4")
     assert (ctx.attention_run_precision, ctx.attention_w_bytes, ctx.run_precision) == ("fp8", 1.0, "fp4")
-    # the attention projections run at the FP8 rate and are stored in FP8: more time and more bytes than FP4
+    # the attention projections run at the FP8 rate and are stored in FP8: more time and more bytes than FP4 (the
+    # FP4 product's slower ramp and longer fixed time, efficiency.dense_gemm_terms, narrow the gap to ~1.4x here)
     t_fp8 = float(kern.gemm_s(ctx, 2048.0, 4096, 7168, attention=True))
     t_fp4 = float(kern.gemm_s(ctx, 2048.0, 4096, 7168))
-    assert t_fp8 > 1.5 * t_fp4
+    assert t_fp8 > 1.3 * t_fp4
     P = ctx.params
     attn = ctx.s.layers * P["attention"]
     assert kern.dense_weight_bytes(ctx) == pytest.approx((P["dense_total"] - attn) * ctx.w_bytes + attn * 1.0)

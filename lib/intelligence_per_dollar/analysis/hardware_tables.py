@@ -13,11 +13,13 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from intelligence_per_dollar.model import peaks
+from intelligence_per_dollar.model import efficiency, peaks
+from intelligence_per_dollar.sources import ceilings as ceiling_data
 from intelligence_per_dollar.sources import hardware
 
 __all__ = ["comparison_table", "peaks_long", "rack_table", "roofline_curves", "reconcile_headlines",
-           "provenance_table", "measured_vs_datasheet", "gemm_efficiency", "per_dollar_table"]
+           "provenance_table", "measured_vs_datasheet", "gemm_efficiency", "per_dollar_table", "dense_fp4_kernels",
+           "dense_fp4_kernels_long"]
 
 def comparison_table(ids: list[str], precision: str, baseline: str) -> pd.DataFrame:
     """Like-for-like per-GPU comparison at ``precision`` (dense), relative to ``baseline``.
@@ -208,3 +210,45 @@ def per_dollar_table(ids: list[str], precision: str, system_price_usd: Mapping[s
                      "flop_per_s_per_usd_low": dense / hi, "flop_per_s_per_usd_high": dense / lo})
     return pd.DataFrame(rows, columns=["system", "price_usd", "price_low_usd", "price_high_usd", "dense_flop_per_s",
                                        "flop_per_s_per_usd", "flop_per_s_per_usd_low", "flop_per_s_per_usd_high"])
+
+
+#: Bytes per stored value of a block-scaled FP4 operand: 4 bits and one 8-bit scale per 16 values (NVFP4).
+FP4_OPERAND_BYTES = 0.5625
+
+
+def dense_fp4_kernels(accelerator: str = "B200") -> pd.DataFrame:
+    """The published dense block-scaled FP4 GEMMs on B200 (``data/efficiency/dense_fp4_gemm_b200.csv``) against the
+    model's GEMM time on ``accelerator``: kernel, m, n, k, shape, measured TFLOP/s, ``model_tflop_per_s`` (the serving
+    model's FP4 terms, :func:`efficiency.dense_gemm_terms`) and ``max_roofline_tflop_per_s`` (the max of the two roofs
+    with the 2 us the other GEMMs keep), each with its ``error`` (model / measured rate - 1)."""
+    a = hardware.get(accelerator)
+    c = efficiency.ceilings(a)
+    norm, kernel_s = efficiency.dense_gemm_terms("fp4", c)
+    peak = peaks.dense_flop_per_s(a, "fp4")
+    rows = []
+    for r in ceiling_data.dense_fp4_gemm_b200():
+        m, n, k = r["m"], r["n"], r["k"]
+        kw = dict(peak_flop_per_s=peak, hbm_bytes_per_s=a.hbm_bytes_per_s, ceil=c, precision="fp4",
+                  operand_bytes=FP4_OPERAND_BYTES, output_bytes=r["output_bytes"])
+        t_fit = float(efficiency.gemm_time_s(m, n, k, overlap_norm=norm, **kw)) - c.kernel_overhead_s + kernel_s
+        t_max = float(efficiency.gemm_time_s(m, n, k, **kw))
+        flop = 2.0 * m * n * k
+        rows.append({"kernel": r["kernel"], "m": int(m), "n": int(n), "k": int(k),
+                     "shape": f"{int(m)}x{int(n)}x{int(k)}", "measured_tflop_per_s": r["tflop_per_s"],
+                     "model_tflop_per_s": flop / t_fit / 1e12, "max_roofline_tflop_per_s": flop / t_max / 1e12})
+    df = pd.DataFrame(rows)
+    df["error"] = df["model_tflop_per_s"] / df["measured_tflop_per_s"] - 1.0
+    df["max_roofline_error"] = df["max_roofline_tflop_per_s"] / df["measured_tflop_per_s"] - 1.0
+    return df
+
+
+def dense_fp4_kernels_long(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`dense_fp4_kernels` with one row per kernel and timing (``terms``: the serving model's FP4 terms, or the
+    max roofline with 2 us), ``model_tflop_per_s`` and ``error`` of that timing: for a predicted-against-measured
+    chart."""
+    keep = ["kernel", "shape", "measured_tflop_per_s"]
+    fit = df[keep + ["model_tflop_per_s", "error"]].assign(terms="model: p-norm + fixed time (fitted)")
+    old = df[keep + ["max_roofline_tflop_per_s", "max_roofline_error"]].rename(
+        columns={"max_roofline_tflop_per_s": "model_tflop_per_s", "max_roofline_error": "error"}).assign(
+        terms="max roofline + 2 us (Hopper fit)")
+    return pd.concat([fit, old], ignore_index=True)

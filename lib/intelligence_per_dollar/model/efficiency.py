@@ -17,7 +17,10 @@ Three kinds of kernel cover a transformer step:
   point: their compute and memory times combine as a ``p``-norm, ``(t_c^p + t_m^p)^(1/p)``, instead
   of the max (``grouped_gemm_overlap_norm``, p = 2, fitted to DeepGEMM's published H800 grouped
   GEMM table, ``data/efficiency/grouped_gemm_h800.csv``: median 6%, max 11% against 10%, max 34%
-  for the max).
+  for the max). Dense block-scaled FP4 GEMMs on Blackwell do the same, with a longer fixed time per kernel
+  (``dense_fp4_overlap_norm``, ``dense_fp4_kernel_s``; :func:`dense_gemm_terms`), fitted to published B200
+  kernels (``data/efficiency/dense_fp4_gemm_b200.csv``: median time error 12% against 37% short for the max with
+  Hopper's 2 us).
 * **Flash attention**: rate ``peak x f_attn x s / (s + s_half)`` (saturating in sequence length) at the
   calibrated head dimension (128), times :func:`attention_head_dim_factor` for other head dimensions and for
   Blackwell Ultra's doubled softmax (SFU) throughput.
@@ -48,7 +51,7 @@ QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8
               "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm",
               "grouped_fp4_speedup", "overlap_compute_slowdown", "grouped_gemm_hbm_efficiency",
               "attention_softmax_share", "attention_sfu_speedup", "attention_forward_speedup",
-              "dense_fp4_speedup")
+              "dense_fp4_speedup", "dense_fp4_overlap_norm", "dense_fp4_kernel_s")
 #: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
 #: streaming and paged decode attention run at the copy rate unless measured otherwise.
 FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
@@ -85,6 +88,8 @@ class Ceilings:
     attention_sfu_speedup: float
     attention_forward_speedup: float
     dense_fp4_speedup: float
+    dense_fp4_overlap_norm: float
+    dense_fp4_kernel_s: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""
@@ -240,6 +245,24 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
         return np.maximum(t_compute, t_memory) + ceil.kernel_overhead_s
     big = np.maximum(np.maximum(t_compute, t_memory), 1e-300)    # scaled: no overflow of t^p
     return big * ((t_compute / big) ** p + (t_memory / big) ** p) ** (1.0 / p) + ceil.kernel_overhead_s
+
+
+def dense_gemm_terms(precision: str, ceil: Ceilings) -> tuple[float, float]:
+    """(overlap norm ``p``, fixed seconds per kernel) of a serving engine's dense GEMM at ``precision`` for
+    :func:`gemm_time_s`: the max of the two roofs and ``kernel_overhead_s`` (H200 fit, 2 us), except block-scaled FP4,
+    whose published B200 kernels (``data/efficiency/dense_fp4_gemm_b200.csv``: DeepGEMM PR 348's MXF4 kernel and
+    cuBLASLt 13.3 at seven shapes, vLLM PR 20578's CUTLASS NVFP4 sweep at 6144 x 4096 from 64 to 16,384 rows) reach
+    their large-GEMM rate only slowly: 1.2-2.2 PFLOP/s at 512 rows where the max roofline with 2 us says 2.9-3.5, and
+    a 128 x 2048 x 7168 product takes 11.5 us. Their compute and operand stream combine as the
+    ``dense_fp4_overlap_norm`` p-norm (central 2, the grouped kernels' value) with ``dense_fp4_kernel_s`` (central
+    7 us: the scale-factor loads, the 2-SM cluster's prologue and the epilogue of tiles few enough to leave SMs idle);
+    fitted, the pair puts the 23 kernels' times at a median 12% (max 40%) where the max with 2 us is 37% short (their
+    rate 59% fast). Applied by the
+    serving model's dense GEMMs (:func:`serving_kernels.gemm_s`); the training model's GEMMs, thousands of rows each,
+    keep the max."""
+    if precision == "fp4":
+        return ceil.dense_fp4_overlap_norm, ceil.dense_fp4_kernel_s
+    return np.inf, ceil.kernel_overhead_s
 
 
 def grouped_peak_flop_per_s(precision: str, peak_flop_per_s: float, fp8_peak_flop_per_s: float | None,

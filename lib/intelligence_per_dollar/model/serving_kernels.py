@@ -265,7 +265,8 @@ def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False, fixe
     autotuned tiles for fewer rows): an engine's iteration carries a row count that changes from one iteration to
     the next, so ``m`` (its mean) pays half a tile on average; a fixed shape (the PyTorch reference,
     ``implementation="pytorch"``, or ``fixed_rows``, a bool or a mask over ``m``: a replayed CUDA graph's captured
-    batch) pads to its next whole tile. Only the compute roof sees the padding."""
+    batch) pads to its next whole tile. Only the compute roof sees the padding. Block-scaled FP4 GEMMs combine the
+    two roofs as a p-norm with a longer fixed time per kernel (:func:`efficiency.dense_gemm_terms`)."""
     varying = np.logical_not(fixed_rows) & (ctx.implementation != "pytorch")
     tiles = dict(m_tile=ctx.dense_tile_rows, m_varies=varying, small_tiles=True)
     if head:
@@ -274,9 +275,11 @@ def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False, fixe
                                       output_bytes=ACTIVATION_BYTES, groups=groups, **tiles)
     run, peak, w = ((ctx.attention_run_precision, ctx.attention_peak, ctx.attention_w_bytes)
                     if attention and ctx.attention_run_precision else (ctx.run_precision, ctx.peak, ctx.w_bytes))
-    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
-                                  ceil=ctx.ceil, precision=run, operand_bytes=w,
-                                  output_bytes=ACTIVATION_BYTES, groups=groups, **tiles)
+    norm, kernel_s = efficiency.dense_gemm_terms(run, ctx.ceil)
+    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                               ceil=ctx.ceil, precision=run, operand_bytes=w,
+                               output_bytes=ACTIVATION_BYTES, groups=groups, overlap_norm=norm, **tiles)
+    return t - ctx.ceil.kernel_overhead_s + kernel_s
 
 
 def attention_extra_bytes(ctx: Context) -> float:

@@ -11,7 +11,7 @@ import functools
 
 from intelligence_per_dollar.sources import io
 
-__all__ = ["rows", "grouped_gemm_h800"]
+__all__ = ["rows", "grouped_gemm_h800", "dense_fp4_gemm_b200"]
 
 _COLUMNS = ("accelerator", "quantity", "low", "central", "high", "calibration_run", "source_url", "date_read",
             "kind", "note")
@@ -66,3 +66,27 @@ def grouped_gemm_h800() -> tuple[dict, ...]:
     """DeepGEMM's published grouped FP8 GEMMs on H800 (``data/efficiency/grouped_gemm_h800.csv``): layout,
     groups, m_per_group, n, k, tflop_per_s per kernel; the measurements behind ``grouped_gemm_overlap_norm``."""
     return _grouped(str(io.data_dir()))
+
+
+_DENSE_FP4_COLUMNS = ("kernel", "m", "n", "k", "output_bytes", "tflop_per_s", "source_url", "date_read", "kind")
+
+
+@functools.lru_cache(maxsize=4)
+def _dense_fp4(data_dir: str) -> tuple[dict, ...]:
+    path = io.data_path("efficiency", "dense_fp4_gemm_b200.csv")
+    out = []
+    for row, rec in io.read_rows(path, _DENSE_FP4_COLUMNS):
+        io.check_provenance(path, row, rec)
+        if not rec["kernel"]:
+            raise io.DataError(f"{path}, row {row}, column 'kernel': empty; allowed: the kernel's name")
+        vals = {c: io.parse_float(path, row, c, rec[c], positive=True, allow_zero=False)
+                for c in ("m", "n", "k", "output_bytes", "tflop_per_s")}
+        out.append({"kernel": rec["kernel"], **vals})
+    return tuple(out)
+
+
+def dense_fp4_gemm_b200() -> tuple[dict, ...]:
+    """Published dense block-scaled FP4 GEMMs on B200 (``data/efficiency/dense_fp4_gemm_b200.csv``: DeepGEMM PR 348's
+    MXF4 kernel and cuBLASLt, vLLM PR 20578's CUTLASS NVFP4 sweep): kernel, m, n, k, output_bytes, tflop_per_s per
+    kernel; the measurements behind ``dense_fp4_overlap_norm`` and ``dense_fp4_kernel_s``."""
+    return _dense_fp4(str(io.data_dir()))
