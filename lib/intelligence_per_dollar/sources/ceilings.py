@@ -43,50 +43,38 @@ def rows(quantities: tuple[str, ...]) -> tuple[dict, ...]:
     return _rows(str(io.data_dir()), tuple(quantities))
 
 
-_GROUPED_COLUMNS = ("layout", "groups", "m_per_group", "n", "k", "tflop_per_s", "source_url", "date_read", "kind")
+_PROVENANCE = ("source_url", "date_read", "kind")
 _GROUPED_LAYOUTS = ("contiguous", "masked")
 
 
-@functools.lru_cache(maxsize=4)
-def _grouped(data_dir: str) -> tuple[dict, ...]:
-    path = io.data_path("efficiency", "grouped_gemm_h800.csv")
+@functools.lru_cache(maxsize=8)
+def _kernel_table(data_dir: str, name: str, label: str, numbers: tuple[str, ...],
+                  labels: tuple[str, ...] | None) -> tuple[dict, ...]:
+    """Rows of a published-kernel file of ``data/efficiency/``: a text column ``label`` (one of ``labels``, or any
+    non-empty text when None), the positive ``numbers`` and the provenance columns."""
+    path = io.data_path("efficiency", name)
     out = []
-    for row, rec in io.read_rows(path, _GROUPED_COLUMNS):
+    for row, rec in io.read_rows(path, (label, *numbers, *_PROVENANCE)):
         io.check_provenance(path, row, rec)
-        if rec["layout"] not in _GROUPED_LAYOUTS:
-            raise io.DataError(f"{path}, row {row}, column 'layout': unknown '{rec['layout']}'; "
-                               f"allowed: {', '.join(_GROUPED_LAYOUTS)}")
-        vals = {c: io.parse_float(path, row, c, rec[c], positive=True, allow_zero=False)
-                for c in ("groups", "m_per_group", "n", "k", "tflop_per_s")}
-        out.append({"layout": rec["layout"], **vals})
+        text = rec[label]
+        if (labels is not None and text not in labels) or not text:
+            allowed = ", ".join(labels) if labels is not None else "a non-empty name"
+            raise io.DataError(f"{path}, row {row}, column '{label}': '{text}' is not allowed; allowed: {allowed}")
+        vals = {c: io.parse_float(path, row, c, rec[c], positive=True, allow_zero=False) for c in numbers}
+        out.append({label: text, **vals})
     return tuple(out)
 
 
 def grouped_gemm_h800() -> tuple[dict, ...]:
     """DeepGEMM's published grouped FP8 GEMMs on H800 (``data/efficiency/grouped_gemm_h800.csv``): layout,
     groups, m_per_group, n, k, tflop_per_s per kernel; the measurements behind ``grouped_gemm_overlap_norm``."""
-    return _grouped(str(io.data_dir()))
-
-
-_DENSE_FP4_COLUMNS = ("kernel", "m", "n", "k", "output_bytes", "tflop_per_s", "source_url", "date_read", "kind")
-
-
-@functools.lru_cache(maxsize=4)
-def _dense_fp4(data_dir: str) -> tuple[dict, ...]:
-    path = io.data_path("efficiency", "dense_fp4_gemm_b200.csv")
-    out = []
-    for row, rec in io.read_rows(path, _DENSE_FP4_COLUMNS):
-        io.check_provenance(path, row, rec)
-        if not rec["kernel"]:
-            raise io.DataError(f"{path}, row {row}, column 'kernel': empty; allowed: the kernel's name")
-        vals = {c: io.parse_float(path, row, c, rec[c], positive=True, allow_zero=False)
-                for c in ("m", "n", "k", "output_bytes", "tflop_per_s")}
-        out.append({"kernel": rec["kernel"], **vals})
-    return tuple(out)
+    return _kernel_table(str(io.data_dir()), "grouped_gemm_h800.csv", "layout",
+                         ("groups", "m_per_group", "n", "k", "tflop_per_s"), _GROUPED_LAYOUTS)
 
 
 def dense_fp4_gemm_b200() -> tuple[dict, ...]:
     """Published dense block-scaled FP4 GEMMs on B200 (``data/efficiency/dense_fp4_gemm_b200.csv``: DeepGEMM PR 348's
     MXF4 kernel and cuBLASLt, vLLM PR 20578's CUTLASS NVFP4 sweep): kernel, m, n, k, output_bytes, tflop_per_s per
     kernel; the measurements behind ``dense_fp4_overlap_norm`` and ``dense_fp4_kernel_s``."""
-    return _dense_fp4(str(io.data_dir()))
+    return _kernel_table(str(io.data_dir()), "dense_fp4_gemm_b200.csv", "kernel",
+                         ("m", "n", "k", "output_bytes", "tflop_per_s"), None)
