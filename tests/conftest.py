@@ -68,3 +68,31 @@ def chromium_shots_dir():
     d = ROOT / "build" / "screenshots"
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+@pytest.fixture
+def first_row_set(tmp_path, monkeypatch):
+    """``set(folder, name, column, value)``: a copy of ``data/<folder>/<name>`` whose first data row has ``column``
+    set to ``value``, in a data folder the package reads instead (``io.data_dir``)."""
+    import csv
+    import io as text_io
+
+    from intelligence_per_dollar.sources import io
+
+    def set_(folder: str, name: str, column: str, value: str) -> Path:
+        (tmp_path / folder).mkdir(exist_ok=True)
+        dst = tmp_path / folder / name
+        shutil.copy(io.data_path(folder, name), dst)
+        lines = dst.read_text().splitlines()
+        header_i = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+        header = lines[header_i].split(",")
+        row = next(csv.reader([lines[header_i + 1]]))
+        row[header.index(column)] = value
+        out = text_io.StringIO()
+        csv.writer(out, lineterminator="").writerow(row)
+        lines[header_i + 1] = out.getvalue()
+        dst.write_text("\n".join(lines) + "\n")
+        monkeypatch.setattr(io, "data_dir", lambda: tmp_path)
+        return dst
+
+    return set_

@@ -306,27 +306,11 @@ def test_only_fp4_dense_gemms_take_the_blackwell_fp4_terms():
     ("dense_fp4_gemm_b200.csv", "tflop_per_s", "fast", r"column 'tflop_per_s'"),
     ("grouped_gemm_h800.csv", "layout", "ragged", r"column 'layout': 'ragged' is not allowed; allowed: contiguous"),
 ])
-def test_a_bad_kernel_row_names_its_file_row_and_column(tmp_path, monkeypatch, name, column, value, message):
+def test_a_bad_kernel_row_names_its_file_row_and_column(first_row_set, name, column, value, message):
     """The published-kernel files of data/efficiency refuse a bad first row with the file, the row and the column."""
-    import csv
-    import io as text_io
-    import shutil
-
     from intelligence_per_dollar.sources import ceilings as ceiling_data
     from intelligence_per_dollar.sources import io
-    (tmp_path / "efficiency").mkdir()
-    dst = tmp_path / "efficiency" / name
-    shutil.copy(io.data_path("efficiency", name), dst)
-    lines = dst.read_text().splitlines()
-    header_i = next(i for i, line in enumerate(lines) if not line.startswith("#"))
-    header = lines[header_i].split(",")
-    row = next(csv.reader([lines[header_i + 1]]))
-    row[header.index(column)] = value
-    out = text_io.StringIO()
-    csv.writer(out, lineterminator="").writerow(row)
-    lines[header_i + 1] = out.getvalue()
-    dst.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(io, "data_dir", lambda: tmp_path)
+    first_row_set("efficiency", name, column, value)
     load = ceiling_data.dense_fp4_gemm_b200 if name.startswith("dense") else ceiling_data.grouped_gemm_h800
     with pytest.raises(io.DataError, match=message):
         load()

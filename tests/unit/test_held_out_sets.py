@@ -1,7 +1,5 @@
 """The held-out sets' blind errors (data/runs/held_out_sets.csv) and their comparison with the error now."""
 
-import shutil
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -59,22 +57,7 @@ def test_prose_reads_the_latest_set():
     ("groups", "", r"column 'groups': empty"),
     ("blind_median", "abc", r"column 'blind_median': 'abc' is not a number"),
 ])
-def test_bad_rows_name_the_column(tmp_path, monkeypatch, column, value, message):
-    src = io.data_path("runs", "held_out_sets.csv")
-    (tmp_path / "runs").mkdir()
-    dst = tmp_path / "runs" / "held_out_sets.csv"
-    shutil.copy(src, dst)
-    lines = dst.read_text().splitlines()
-    header_i = next(i for i, line in enumerate(lines) if not line.startswith("#"))
-    header = lines[header_i].split(",")
-    import csv
-    import io as _io
-    row = next(csv.reader([lines[header_i + 1]]))
-    row[header.index(column)] = value
-    out = _io.StringIO()
-    csv.writer(out, lineterminator="").writerow(row)
-    lines[header_i + 1] = out.getvalue()
-    dst.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(io, "data_dir", lambda: tmp_path)
+def test_bad_rows_name_the_column(first_row_set, column, value, message):
+    first_row_set("runs", "held_out_sets.csv", column, value)
     with pytest.raises(io.DataError, match=message):
         runs.held_out_sets()

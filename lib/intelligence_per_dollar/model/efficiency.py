@@ -257,9 +257,8 @@ def dense_gemm_terms(precision: str, ceil: Ceilings) -> tuple[float, float]:
     ``dense_fp4_overlap_norm`` p-norm (central 2, the grouped kernels' value) with ``dense_fp4_kernel_s`` (central
     7 us: the scale-factor loads, the 2-SM cluster's prologue and the epilogue of tiles few enough to leave SMs idle);
     fitted, the pair puts the 23 kernels' times at a median 12% (max 40%) where the max with 2 us is 37% short (their
-    rate 59% fast). Applied by the
-    serving model's dense GEMMs (:func:`serving_kernels.gemm_s`); the training model's GEMMs, thousands of rows each,
-    keep the max."""
+    rate 59% fast). Applied by the serving model's dense GEMMs (:func:`serving_kernels.gemm_s`); the training model's
+    GEMMs, thousands of rows each, keep the max."""
     if precision == "fp4":
         return ceil.dense_fp4_overlap_norm, ceil.dense_fp4_kernel_s
     return np.inf, ceil.kernel_overhead_s
