@@ -98,6 +98,21 @@ def test_overlap_norm_sits_between_max_and_sum():
         ef.gemm_time_s(64, 4096, 7168, overlap_norm=0.5, **kw)
 
 
+def test_a_kernel_s_replaces_the_fixed_kernel_time():
+    """``kernel_s`` takes the place of ``kernel_overhead_s`` (the same roofs, another fixed time); a negative one is
+    refused by name."""
+    acc, c = hardware.get("H200"), ef.ceilings("H200")
+    kw = dict(peak_flop_per_s=acc.fp8_dense_flop_per_s, hbm_bytes_per_s=acc.hbm_bytes_per_s, ceil=c, precision="fp8",
+              operand_bytes=1.0)
+    m = np.array([8.0, 512.0, 8192.0])
+    for p in (np.inf, 2.0):
+        base = ef.gemm_time_s(m, 4096, 7168, overlap_norm=p, **kw)
+        assert np.allclose(ef.gemm_time_s(m, 4096, 7168, overlap_norm=p, kernel_s=9e-6, **kw) - base,
+                           9e-6 - c.kernel_overhead_s, rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match=r"kernel_s=-1e-06"):
+        ef.gemm_time_s(64, 4096, 7168, kernel_s=-1e-6, **kw)
+
+
 def test_grouped_nvfp4_moe_runs_at_the_fp8_rate_as_published():
     # FlashInfer PR 5301 (B300, TRTLLM-gen fused NVFP4 MoE, DeepSeek-V3 EP8 shard: 32 local experts, tokens = local
     # rows): 0.3855 / 0.6226 ms at 8,192 / 16,384 tokens, routing and finalize included
@@ -254,18 +269,16 @@ def test_tile_padding_slows_the_compute_roof_only():
 def _dense_fp4_errors(p, kernel_s):
     """predicted / measured time - 1 of the published B200 dense FP4 GEMMs (data/efficiency/dense_fp4_gemm_b200.csv)
     under overlap norm ``p`` and fixed time ``kernel_s`` per kernel (NVFP4 operands, 0.5625 bytes per value)."""
-    from dataclasses import replace
-
     from intelligence_per_dollar.sources import ceilings as ceiling_data
     acc = hardware.get("B200")
-    c = replace(ef.ceilings(acc), kernel_overhead_s=kernel_s)
+    c = ef.ceilings(acc)
     out = []
     for r in ceiling_data.dense_fp4_gemm_b200():
         m, n, k = r["m"], r["n"], r["k"]
         measured_s = 2.0 * m * n * k / (r["tflop_per_s"] * 1e12)
         t = ef.gemm_time_s(m, n, k, peak_flop_per_s=acc.fp4_dense_flop_per_s, hbm_bytes_per_s=acc.hbm_bytes_per_s,
                            ceil=c, precision="fp4", operand_bytes=0.5625, output_bytes=r["output_bytes"],
-                           overlap_norm=p)
+                           overlap_norm=p, kernel_s=kernel_s)
         out.append(float(t) / measured_s - 1.0)
     return np.array(out)
 
@@ -296,7 +309,7 @@ def test_only_fp4_dense_gemms_take_the_blackwell_fp4_terms():
     p, kernel_s = ef.dense_gemm_terms("fp4", c)
     for m, lo, hi in ((384, 1.15, 2.0), (16384, 1.0, 1.05)):
         base = float(ef.gemm_time_s(m, 10240, 8192, **kw))
-        slow = float(ef.gemm_time_s(m, 10240, 8192, overlap_norm=p, **kw)) - c.kernel_overhead_s + kernel_s
+        slow = float(ef.gemm_time_s(m, 10240, 8192, overlap_norm=p, kernel_s=kernel_s, **kw))
         assert lo <= slow / base <= hi, (m, slow / base)
 
 

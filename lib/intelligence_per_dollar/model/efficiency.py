@@ -215,7 +215,7 @@ def padded_rows(m, m_tile, varying=False, small_tiles: bool = False):
 
 def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, precision: str,
                 operand_bytes: float, output_bytes: float = 2.0, groups=1, m_tile=1, overlap_norm=np.inf,
-                m_varies=False, small_tiles: bool = False):
+                m_varies=False, small_tiles: bool = False, kernel_s: float | None = None):
     """Time of ``groups`` GEMMs of shape ``(m, k) x (k, n)`` run as one (grouped) kernel.
 
     Roofline of compute (``t_c = 2 m' n k groups / (peak x f_gemm)``) and memory (``t_m``: operands in
@@ -232,6 +232,8 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     ``Ceilings.grouped_gemm_overlap_norm`` (2): near the ridge point, with a few hundred rows per
     expert, DeepGEMM's masked grouped FP8 GEMMs on H800 reach 47-53% of peak where the max roofline
     says 62-70% (DeepGEMM README, Performance tables; ``data/efficiency/grouped_gemm_h800.csv``).
+    ``kernel_s``: the fixed time of the kernel, ``ceil.kernel_overhead_s`` (the H200 fit) unless a kernel family
+    has its own (Blackwell's dense FP4 GEMMs, :func:`dense_gemm_terms`; a grouped MoE launch).
     """
     m, n, k, groups = (checks.array_at_least(name, v) for name, v in (("m", m), ("n", n), ("k", k),
                                                                       ("groups", groups)))
@@ -241,10 +243,11 @@ def gemm_time_s(m, n, k, *, peak_flop_per_s, hbm_bytes_per_s, ceil: Ceilings, pr
     t_compute = flop / (peak_flop_per_s * ceil.gemm_fraction(precision))
     t_memory = bytes_ / (hbm_bytes_per_s * ceil.gemm_stream_fraction)
     p = checks.number("overlap_norm", overlap_norm, low=1.0, allow_inf=True)   # 1: the sum; inf: the max
+    t_kernel = ceil.kernel_overhead_s if kernel_s is None else checks.number("kernel_s", kernel_s, low=0.0)
     if np.isinf(p):
-        return np.maximum(t_compute, t_memory) + ceil.kernel_overhead_s
+        return np.maximum(t_compute, t_memory) + t_kernel
     big = np.maximum(np.maximum(t_compute, t_memory), 1e-300)    # scaled: no overflow of t^p
-    return big * ((t_compute / big) ** p + (t_memory / big) ** p) ** (1.0 / p) + ceil.kernel_overhead_s
+    return big * ((t_compute / big) ** p + (t_memory / big) ** p) ** (1.0 / p) + t_kernel
 
 
 def dense_gemm_terms(precision: str, ceil: Ceilings) -> tuple[float, float]:

@@ -276,10 +276,9 @@ def gemm_s(ctx: Context, m, n, k, groups=1, *, head=False, attention=False, fixe
     run, peak, w = ((ctx.attention_run_precision, ctx.attention_peak, ctx.attention_w_bytes)
                     if attention and ctx.attention_run_precision else (ctx.run_precision, ctx.peak, ctx.w_bytes))
     norm, kernel_s = efficiency.dense_gemm_terms(run, ctx.ceil)
-    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
-                               ceil=ctx.ceil, precision=run, operand_bytes=w,
-                               output_bytes=ACTIVATION_BYTES, groups=groups, overlap_norm=norm, **tiles)
-    return t - ctx.ceil.kernel_overhead_s + kernel_s
+    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+                                  ceil=ctx.ceil, precision=run, operand_bytes=w, output_bytes=ACTIVATION_BYTES,
+                                  groups=groups, overlap_norm=norm, kernel_s=kernel_s, **tiles)
 
 
 def attention_extra_bytes(ctx: Context) -> float:
@@ -309,12 +308,11 @@ def grouped_gemm_s(ctx: Context, m, n, k, groups):
     run, peak = ("bf16", ctx.bf16_peak) if ctx.expert_weight_only else (ctx.expert_run_precision or ctx.run_precision,
                                                                         ctx.expert_peak or ctx.peak)
     peak = efficiency.grouped_peak_flop_per_s(run, peak, peaks.dense_flop_per_s(ctx.acc, "fp8", fallback=True), ctx.ceil)
-    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak,
-                               hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
-                               ceil=ctx.ceil, precision=run, operand_bytes=ctx.expert_bytes,
-                               output_bytes=ACTIVATION_BYTES, groups=groups,
-                               overlap_norm=ctx.ceil.grouped_gemm_overlap_norm)
-    return t - ctx.ceil.kernel_overhead_s + ctx.grouped_gemm_launch_s
+    return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak,
+                                  hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
+                                  ceil=ctx.ceil, precision=run, operand_bytes=ctx.expert_bytes,
+                                  output_bytes=ACTIVATION_BYTES, groups=groups,
+                                  overlap_norm=ctx.ceil.grouped_gemm_overlap_norm, kernel_s=ctx.grouped_gemm_launch_s)
 
 
 def ffn_s(ctx: Context, hidden, tokens, split, fixed_rows=False):
