@@ -247,8 +247,10 @@ def test_median_near_the_issue_target_of_15_percent(table):
     runtime's host time per sequence for the TensorRT-engine flow (``cpp_runtime_host_per_sequence_s``, which moves
     only set 29's TP8 Mixtral 8x7B row, -53% -> +34%): 14.98% over 679. Set 30 (32 serving runs collected blind on
     2026-12-04 at 0e682ab, 9.8% median) merged unchanged: 14.85% over 711. Session 26's dense NVFP4 GEMM terms on
-    Blackwell (efficiency.dense_gemm_terms, fitted to published B200 kernels): 13.93%. The bound records that state so
-    a regression fails; chapter 3's takeaway says where the median stands."""
+    Blackwell (efficiency.dense_gemm_terms, fitted to published B200 kernels): 13.93%. Set 31 (35 serving runs
+    collected blind on 2026-12-04 at 203c2e0, 13.8% median) merged unchanged: 13.92% over 746. Set 32 (35 serving runs
+    collected blind on 2026-12-04, 11.6% median) merged unchanged: 13.89% over 781. The bound records that state so a
+    regression fails; chapter 3's takeaway says where the median stands."""
     assert table.error.abs().median() <= 0.1400
 
 
@@ -769,3 +771,21 @@ def test_held_out_set_30_stays_near_its_blind_error(table):
     Broadcom-Supermicro, Dell-Broadcom, QCT and HPE rows (8 H200 / B200: Llama 2 70B -7% to -2%, Llama 3.1 405B
     Offline -4% to -11%, Server -20% / -40%). 9.8% / 40% when first predicted, none off by 2x; merged unchanged."""
     _check_held_out_set(table, "heldout30-", 32, 0.10, 0.40, 25, 0.10)
+
+
+def test_held_out_set_31_stays_near_its_blind_error(table):
+    """Set 31 of data/runs/HELD_OUT.md (35 serving runs collected blind in session 27, predicted at 203c2e0):
+    TensorRT-LLM's 2023 v0.6.1 performance doc (static batches: multi-head models on H100 FP8 / A100 FP16 -10% to +6%,
+    Llama 2 70B FP8 on H100 decoding 2,048 tokens +117% / +120%, where its grouped-query decode kernels of the time
+    re-read the KV cache per query head) and v0.5 blog (+22% / +23%), MLPerf Inference v4.1 HPE, v5.0 ASUSTeK and v5.1
+    Google rows (Google's v5.1 DeepSeek-R1 on B200 Offline +83%, Server +288%, as every v5.1 DeepSeek-R1 row). 13.8% /
+    288% when first predicted, 3 off by 2x; merged unchanged."""
+    _check_held_out_set(table, "heldout31-", 35, 0.14, 2.89, 24, 0.11)
+
+
+def test_held_out_set_32_stays_near_its_blind_error(table):
+    """Set 32 of data/runs/HELD_OUT.md (35 serving runs collected blind in session 27, predicted before any model
+    change): MLPerf Inference v5.0 Dell and v5.1 Dell / Supermicro rows on 8 H100 / H200 / B200 (Llama 2 70B -7% to +8%
+    except Interactive on B200 +55%; Mixtral 8x7B +23% to +31%), TensorRT-LLM v0.9, v0.14 and v0.20 perf-overview cells
+    not taken before (-11% to +38%). 11.6% / 55% when first predicted, none off by 2x; merged unchanged."""
+    _check_held_out_set(table, "heldout32-", 35, 0.12, 0.56, 25, 0.12)

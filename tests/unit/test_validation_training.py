@@ -74,9 +74,16 @@ def test_held_out_cases_median(table):
     collected in session 25 (training unchanged since session 23): 6.3% blind, merged unchanged; all 421: 9.3%.
     Set 30 (InternLM's 2023 InternLM-7B tables on 8-1,024 A100 over 4 x 100 Gb RoCE per node: +4% to +12% on 8-128
     GPUs, +20% to +92% on 1,024 where its data-parallel exchange is exposed), collected in session 26 (training
-    unchanged since session 25): 20.2% blind, merged unchanged; all 434: 9.8%."""
+    unchanged since session 25): 20.2% blind, merged unchanged; all 434: 9.8%.
+    Set 31 (NeMo 24.07's unused H100 FP8 cells: Nemotron-3 8B / 22B pretraining, Llama 2 7B-70B SFT, -10% to +20%;
+    MLPerf Training v5.1 Oracle and v6.0 HPE logs on 8 B200 / GB300, -4% to +6%), collected in session 27 (training
+    unchanged since session 25): 6.2% blind, merged unchanged; all 442: 9.5%.
+    Set 32 (Megatron-Bridge's model-verification cards: 5 tuned MoE benchmarks -15% to +25%, 11 functional runs the
+    cards call sanity checks +0% to +1,868%; LLM Foundry's unused MPT cells, BigScience's BLOOM reshaping runs, a
+    MaxText Llama 2 7B run), collected in session 27 (training unchanged since session 25): 17.2% blind, merged
+    unchanged; all 472: 10.2%, above the 10% target for the first time since set 7."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 434 and held.error.abs().median() <= 0.099
+    assert len(held) == 472 and held.error.abs().median() <= 0.102
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -237,7 +244,21 @@ def test_held_out_cases_median(table):
     # set 30, merged at its blind error: InternLM's InternLM-7B on 8-1,024 A100 (4 x 100 Gb RoCE per node), +4% to
     # +12% on 8-128 GPUs; on 1,024 with one micro-batch per step +31% / +65%, its optimizer sharded over all 1,024
     # ranks +57% / +92% (the data-parallel exchange the model hides behind backward is exposed in the run)
-    ("heldout30-internlm-perf", 0.21, 0.93)])
+    ("heldout30-internlm-perf", 0.21, 0.93),
+    # set 31, merged at its blind error: NeMo 24.07's unused H100 FP8 cells (Nemotron-3 8B on 64 GPUs +20%, 22B +8%;
+    # Llama 2 7B / 13B / 70B SFT on 8-16 GPUs +5%, -10%, +7%), Oracle's MLPerf v5.1 Llama 3.1 8B on 8 B200 (+1%) and
+    # HPE's v6.0 Llama 3.1 8B / gpt-oss-20b on 8 GB300 (+6% / -4%)
+    ("heldout31-nemo2407-unused-cells", 0.08, 0.21), ("heldout31-mlperf51-oracle-b200x8", 0.02, 0.02),
+    ("heldout31-mlperf60-hpe-gb300x8", 0.05, 0.06),
+    # set 32, merged at its blind error: Megatron-Bridge's model-verification cards, the tuned benchmarks (Qwen3-30B-A3B
+    # on 16 H100 +25%, on 32-256 GB300 -15%; DeepSeek-V3 on 1,024 H100 -12%) and the functional runs the cards call
+    # sanity checks (natural routing, packed SFT, 32k sequences with context parallelism and full recompute: -0% to
+    # +1,868%, the model has no term for what slows them); BigScience's BLOOM-176B reshaping restarts (iteration
+    # time -2% to +27% long), LLM Foundry's MPT on 64 H100 (+16% to +23%) and 32-128 A100 (-7% to +7%), MaxText's
+    # Llama 2 7B on 8 H100 (step 13% long)
+    ("heldout32-mbv-tuned", 0.16, 0.26), ("heldout32-mbv-functional", 2.8, 18.7),
+    ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.07, 0.24),
+    ("heldout32-jaxtoolbox-maxtext", 0.13, 0.13)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target
@@ -302,7 +323,15 @@ def test_runs_that_ran_are_not_refused(table):
                                                    # set 22: MLPerf v5.0's 405B on 512 / 1,024 H200 (TP4 PP8 CP2 VP8),
                                                    # as the 512-H100 run above
                                                    "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-512",
-                                                   "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024"}
+                                                   "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024",
+                                                   # set 31: NeMo 24.07's Llama 2 70B full SFT on 16 H100 (TP4 PP4,
+                                                   # no data parallelism to shard the Adam states over; the table
+                                                   # states no recompute or offload)
+                                                   "nemo2407-llama2-70b-sft-h100-16",
+                                                   # set 32: LLM Foundry's MPT-1B at micro-batch 20 on H100 and
+                                                   # MPT-3B at micro-batch 6 on A100-40GB, both without
+                                                   # activation checkpointing (the table's cells)
+                                                   "lf-mpt-1b-h100-sxm-64", "lf-mpt-3b-a100-40gb-128"}
 
 
 @pytest.mark.parametrize("case,peak_gib", [
