@@ -9,6 +9,7 @@ import pytest
 
 from intelligence_per_dollar.model import training
 from intelligence_per_dollar.model.training import communication, compute, context, memory
+from intelligence_per_dollar.sources import models
 
 #: Llama 3.1 8B (Llama Team 2024, arXiv 2407.21783, Table 3): 32 layers, d 4096, 32 heads of 128,
 #: 8 KV heads, SwiGLU FFN 14336, vocab 128256.
@@ -46,7 +47,8 @@ def test_named_presets_and_the_headline_stack_unchanged():
     assert not training.DEEPSPEED.p2p_scatter_gather and not training.DEEPSPEED.sequence_parallel
 
 
-@pytest.mark.parametrize("field,value", [("attention_kernel", "fa4"), ("selective_recompute", "some")])
+@pytest.mark.parametrize("field,value", [("attention_kernel", "fa4"), ("selective_recompute", "some"),
+                                         ("dropout_masks", "no")])
 def test_stack_rejects_unknown_kinds(field, value):
     with pytest.raises(ValueError, match=field):
         training.Stack(**{field: value})
@@ -179,6 +181,21 @@ def test_fused_cross_entropy_keeps_bf16_logits_only():
         r = training.evaluate(ctx, c)
         out.append(float(r["activations_bytes"][0]))
     assert out[0] - out[1] == pytest.approx(16384 * 201088 * 6.0, rel=1e-9)
+
+
+def test_dropout_masks_are_two_bytes_per_hidden_value_of_a_layer():
+    """Korthikanti et al. 2022, section 4.1: a GPT-style layer stores a 1-byte dropout mask after the attention and
+    after the FFN. Without dropout (``Stack.dropout_masks`` False, LLM Foundry's MPT) a non-gated layer stores 2 d
+    bytes per token less (34 -> 32 bytes per hidden value for MHA with a 4d GeLU FFN); the model type's default
+    (None) keeps them for a non-gated FFN and drops them for SwiGLU; a run may also state them for SwiGLU."""
+    gpt = models.ModelSpec(layers=24, d_model=2048, heads=16, kv_heads=16, d_ff=8192, vocab=50368, gated_ffn=False)
+    swiglu = models.ModelSpec(**LLAMA8B)
+    for spec, default in ((gpt, True), (swiglu, False)):
+        with_, without = (sum(memory.activation_bytes_per_token(spec, 2048, True, False, dropout=d)) for d in (True, False))
+        assert with_ - without == 2 * spec.d_model
+        assert sum(memory.activation_bytes_per_token(spec, 2048, True, False)) == (with_ if default else without)
+    assert sum(memory.activation_bytes_per_token(gpt, 2048, True, False)) == 34 * 2048
+    assert sum(memory.activation_bytes_per_token(gpt, 2048, True, False, dropout=False)) == 32 * 2048
 
 
 def test_last_stage_layers_held():

@@ -160,7 +160,8 @@ def test_held_out_cases_median(table):
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
     ("heldout15-mbridge2608", 0.13, 0.24), ("heldout15-mbridge-point-releases", 0.43, 0.84),
-    ("heldout15-mpt-h100", 0.25, 0.3),
+    # (session 27's llm-foundry-2023 stack, MPT without dropout and with a fused cross entropy, moves them 0.4-1 point)
+    ("heldout15-mpt-h100", 0.25, 0.31),
     # set 16, merged at its blind error: MLPerf GPT-3 175B within 1% on 64 B200 and 512 H100 (v4.1) and 10,752 H100 (v4.0);
     # v3.1's Eos runs (interleave unstated, searched) 7-11% short
     ("heldout16-mlperf31-gpt3", 0.06, 0.08), ("heldout16-mlperf40-gpt3", 0.04, 0.04), ("heldout16-mlperf41-gpt3", 0.05, 0.1),
@@ -257,7 +258,7 @@ def test_held_out_cases_median(table):
     # time -2% to +27% long), LLM Foundry's MPT on 64 H100 (+16% to +23%) and 32-128 A100 (-7% to +7%), MaxText's
     # Llama 2 7B on 8 H100 (step 13% long)
     ("heldout32-mbv-tuned", 0.16, 0.26), ("heldout32-mbv-functional", 2.8, 18.7),
-    ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.07, 0.24),
+    ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.08, 0.24),
     ("heldout32-jaxtoolbox-maxtext", 0.13, 0.13)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
@@ -305,7 +306,9 @@ def test_runs_that_ran_are_not_refused(table):
     and not refused. GPT-OSS 120B BF16 on 64 H100 and MPT-7B on 8 A100 fit since capacity is the driver's total
     (85.5 / 85.9 GB, not the datasheet's 80). LLM Foundry's MPT-30B at 8k sequence on 8 H100 (FSDP) fits since
     session 25: FSDP's fp32 parameter shard is the optimizer's master copy, with no BF16 shard beside it
-    (``Stack.sharded_master_params``)."""
+    (``Stack.sharded_master_params``). LLM Foundry's MPT-3B in FP8 at 8k sequence on 8 H100, MPT-1B at micro-batch 20
+    on 64 H100 and MPT-3B at micro-batch 6 on 128 A100-40GB fit since session 27: MPT trains without dropout and
+    with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``)."""
     assert (table.refused == "").all()
     assert set(table.case[~table.memory_fits]) == {"am-h100-qwen3-30b-8", "am-h100-kimik2-256",
                                                    # set 5: NeMo AutoModel GPT-OSS on H100 without recompute
@@ -314,9 +317,6 @@ def test_runs_that_ran_are_not_refused(table):
                                                    # per stage, 8 in flight); Megatron-LM's DeepSeek-V3 on 256
                                                    # GB200 fits since session 23's BF16 gradient buffer
                                                    "mlperf50-h100-llama31-405b-fp8-512",
-                                                   # set 15: LLM Foundry's MPT-3B in FP8 at 8k sequence on 8 H100
-                                                   # (the stack's FP8 keeps BF16 layer inputs)
-                                                   "mpt-3b-h100-8-fp8-s8192",
                                                    # set 18: KempnerForge's 8B on one H200 reports 80.7 GB where the
                                                    # model counts FP32 gradients and Adam states (157 GB)
                                                    "kforge-h200-llama3-8b-1gpu",
@@ -327,11 +327,7 @@ def test_runs_that_ran_are_not_refused(table):
                                                    # set 31: NeMo 24.07's Llama 2 70B full SFT on 16 H100 (TP4 PP4,
                                                    # no data parallelism to shard the Adam states over; the table
                                                    # states no recompute or offload)
-                                                   "nemo2407-llama2-70b-sft-h100-16",
-                                                   # set 32: LLM Foundry's MPT-1B at micro-batch 20 on H100 and
-                                                   # MPT-3B at micro-batch 6 on A100-40GB, both without
-                                                   # activation checkpointing (the table's cells)
-                                                   "lf-mpt-1b-h100-sxm-64", "lf-mpt-3b-a100-40gb-128"}
+                                                   "nemo2407-llama2-70b-sft-h100-16"}
 
 
 @pytest.mark.parametrize("case,peak_gib", [

@@ -79,6 +79,13 @@ STACKS = {
     "torchtitan-fsdp2": training.FSDP2,
     "torchtitan-fsdp2-asynctp": training.STACKS["fsdp2-asynctp"],
     "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
+    # MosaicML LLM Foundry (Composer + PyTorch FSDP1, 2023-24) as its benchmarking table ran MPT: FlashAttention-2
+    # (``attn_impl: flash``), flash-attn's fused cross entropy (``ComposerMPTCausalLM``: ``loss_fn`` defaults to
+    # ``fused_crossentropy``), no dropout (``MPTConfig``: attn / resid / emb ``pdrop`` 0.0); FSDP mixed precision
+    # DEFAULT reduces gradients in fp32, PURE in BF16 (the table states the mode of each row)
+    "llm-foundry-2023": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False),
+    "llm-foundry-2023-pure": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False,
+                                     grad_reduce_bytes=2.0),
     # Meta's production 4D stack (Llama 3 report section 3.3.2): FSDP sharding gradients and
     # optimizer (ZeRO-2), TP with SP, CP, tuned interleaved PP, Megatron-style fused kernels
     "meta-llama3-4d": training.MODERN,
@@ -148,7 +155,8 @@ STACK_FAMILIES = {
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
-    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)",
+    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "llm-foundry-2023": "FSDP (torch-native)",
+    "llm-foundry-2023-pure": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
     "pytorch-eager": "measured here (PyTorch)",
 }

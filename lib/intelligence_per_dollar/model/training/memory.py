@@ -38,7 +38,7 @@ FUSED_LOGITS_BYTES = 2.0
 
 
 def activation_bytes_per_token(s: models.ModelSpec, seq_len: int, flash: bool, moe: bool,
-                               saved_gemm_input_bytes: float = ACTIVATION_BYTES):
+                               saved_gemm_input_bytes: float = ACTIVATION_BYTES, dropout: bool | None = None):
     """Stored activation bytes per token of one layer, split (split_by_tp, not_split_without_sp, core).
 
     Korthikanti et al. 2022, section 4.1 (GPT: 11h attention + 19h MLP + 4h norms = 34h, plus
@@ -47,11 +47,15 @@ def activation_bytes_per_token(s: models.ModelSpec, seq_len: int, flash: bool, m
     ``saved_gemm_input_bytes``: bytes per element of the inputs that the linear layers save for
     their weight gradients (2 for BF16; 1 for FP8 and 0.5625 for NVFP4 when Transformer Engine
     saves the quantized cast). Flash attention's Q, K, V and output stay BF16.
+    ``dropout``: whether the run trains with dropout (a 1-byte mask after the attention and after the FFN);
+    None takes the model type's usual setting (GPT-style non-gated FFNs with, SwiGLU models without).
     """
     d, hd = s.d_model, architecture.head_dim(s)
     hq = s.heads * hd
     q = saved_gemm_input_bytes
-    dropout = 0 if s.gated_ffn else 1            # GPT-style models train with dropout masks (1 byte)
+    if dropout is None:                          # GPT-style models train with dropout masks (1 byte)
+        dropout = not s.gated_ffn
+    dropout = int(bool(dropout))
     # attention block
     qkv = 2 * (hq + 2 * s.kv_heads * hd) if not architecture.is_mla(s) else \
         2 * (s.heads * (hd + architecture.rope_head_dim(s)) * 2 + s.heads * hd)
@@ -140,7 +144,8 @@ def activations_per_token(ctx: Context, lay: Layout) -> tuple[Activations, Activ
     q_saved = _saved_gemm_input_bytes(ctx)
     out = []
     for moe in (False, True):
-        split, unsplit, core = activation_bytes_per_token(ctx.s, ctx.seq_len, st.flash_attention, moe, q_saved)
+        split, unsplit, core = activation_bytes_per_token(ctx.s, ctx.seq_len, st.flash_attention, moe, q_saved,
+                                                          st.dropout_masks)
         per_tok = (split + core) / lay.tp + (unsplit / lay.tp if st.sequence_parallel else unsplit)
         out.append(Activations(per_tok, split, unsplit, core))
     return out[0], out[1]

@@ -115,6 +115,11 @@ class Stack:
     ``torch/distributed/fsdp/_fully_shard/_fsdp_api.py``), so no separate BF16 shard is stored: 4 + 4 + 8 bytes
     per sharded parameter (fp32 parameter, fp32 gradient, Adam moments), not ZeRO's 2 + 4 + 12. False:
     Megatron's distributed optimizer and DeepSpeed keep a BF16 model copy beside the fp32 master.
+    ``dropout_masks``: whether the run trains with dropout, storing a 1-byte mask after the attention and after the
+    FFN of every layer (Korthikanti et al. 2022, section 4.1: 2 of the 34 bytes per hidden value); None takes the
+    model type's usual setting (:func:`~.memory.activation_bytes_per_token`: GPT-style non-gated FFNs with, SwiGLU
+    models without); False for a framework whose models train without it (LLM Foundry's MPT: ``attn_pdrop``,
+    ``resid_pdrop`` and ``emb_pdrop`` default to 0).
     """
 
     flash_attention: bool = True
@@ -143,6 +148,7 @@ class Stack:
     fp8_current_scaling: bool = False
     moe_activation_offload: bool = False
     sharded_master_params: bool = False
+    dropout_masks: bool | None = None
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -151,6 +157,8 @@ class Stack:
         if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
             raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
+        if self.dropout_masks not in (None, True, False):
+            raise ValueError(f"Stack dropout_masks={self.dropout_masks!r} is not allowed; allowed: None, True, False")
         for name, allowed in (("attention_kernel", ATTENTION_KERNELS),
                               ("selective_recompute", SELECTIVE_RECOMPUTE_KINDS)):
             if getattr(self, name) not in allowed:
