@@ -249,8 +249,9 @@ def test_median_near_the_issue_target_of_15_percent(table):
     2026-12-04 at 0e682ab, 9.8% median) merged unchanged: 14.85% over 711. Session 26's dense NVFP4 GEMM terms on
     Blackwell (efficiency.dense_gemm_terms, fitted to published B200 kernels): 13.93%. Set 31 (35 serving runs
     collected blind on 2026-12-04 at 203c2e0, 13.8% median) merged unchanged: 13.92% over 746. Set 32 (35 serving runs
-    collected blind on 2026-12-04, 11.6% median) merged unchanged: 13.89% over 781. The bound records that state so a
-    regression fails; chapter 3's takeaway says where the median stands."""
+    collected blind on 2026-12-04, 11.6% median) merged unchanged: 13.89% over 781. Set 33 (18 InferenceX DeepSeek-R1
+    rows collected blind on 2026-12-04 at 1c8c7ef, 15.2% median) merged unchanged: 13.89% over 799. The bound records
+    that state so a regression fails; chapter 3's takeaway says where the median stands."""
     assert table.error.abs().median() <= 0.1400
 
 
@@ -789,3 +790,10 @@ def test_held_out_set_32_stays_near_its_blind_error(table):
     except Interactive on B200 +55%; Mixtral 8x7B +23% to +31%), TensorRT-LLM v0.9, v0.14 and v0.20 perf-overview cells
     not taken before (-11% to +38%). 11.6% / 55% when first predicted, none off by 2x; merged unchanged."""
     _check_held_out_set(table, "heldout32-", 35, 0.12, 0.56, 25, 0.12)
+
+
+def test_held_out_set_33_stays_near_its_blind_error(table):
+    """Set 33 of data/runs/HELD_OUT.md (18 serving runs collected blind in session 27, predicted at 1c8c7ef):
+    InferenceX's DeepSeek-R1-0528 baselines at 1-32 users on 4-8 H200 / B200 / B300 (SGLang 0.5.12, TensorRT-LLM 1.3):
+    FP8 -30% to +14%, NVFP4 on B300 -29% to -32%. 15.2% / 32% when first predicted, none off by 2x; merged unchanged."""
+    _check_held_out_set(table, "heldout33-", 18, 0.16, 0.33, 18, 0.16)

@@ -81,9 +81,13 @@ def test_held_out_cases_median(table):
     Set 32 (Megatron-Bridge's model-verification cards: 5 tuned MoE benchmarks -15% to +25%, 11 functional runs the
     cards call sanity checks +0% to +1,868%; LLM Foundry's unused MPT cells, BigScience's BLOOM reshaping runs, a
     MaxText Llama 2 7B run), collected in session 27 (training unchanged since session 25): 17.2% blind, merged
-    unchanged; all 472: 10.2%, above the 10% target for the first time since set 7."""
+    unchanged; all 472: 10.2%, above the 10% target for the first time since set 7.
+    Set 33 (Megatron-Bridge 25.09 / early-25.11 / 26.02.01 and NeMo 24.03 long-sequence cells not taken before, -9%
+    to +62%; MLPerf Training v5.1 Lenovo, University of Florida and Supermicro Llama 3.1 8B logs, -13% to +3%),
+    collected in session 27 (training unchanged but for LLM Foundry's memory): 10.4% blind, merged unchanged; all 500:
+    10.2%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 472 and held.error.abs().median() <= 0.102
+    assert len(held) == 500 and held.error.abs().median() <= 0.102
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -259,7 +263,15 @@ def test_held_out_cases_median(table):
     # Llama 2 7B on 8 H100 (step 13% long)
     ("heldout32-mbv-tuned", 0.16, 0.26), ("heldout32-mbv-functional", 2.8, 18.7),
     ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.08, 0.24),
-    ("heldout32-jaxtoolbox-maxtext", 0.13, 0.13)])
+    ("heldout32-jaxtoolbox-maxtext", 0.13, 0.13),
+    # set 33, merged at its blind error: Megatron-Bridge's early 25.11 layouts (GPT-OSS 120B BF16 EP64 on 64 GB200 /
+    # GB300 +62% / +48%, Llama 3.1 405B MXFP8 TP4 PP8 CP2 +27% / +30%), 25.09 (-8% to +27%), 25.11's FP8-MX values
+    # (-2% to +10%), 26.02.01's NVFP4 70B (-9%); NeMo 24.03's Llama 2 7B FP8 long-sequence cells on 4-512 H100 +10% to
+    # +32% (as set 7's cells of the same table); MLPerf v5.1 Llama 3.1 8B logs on 8-32 B200 / B300 (iteration time
+    # -13% to +3%)
+    ("heldout33-mbridge-2511-early", 0.21, 0.63), ("heldout33-mbridge-2509", 0.08, 0.27),
+    ("heldout33-mbridge-2511-mx", 0.08, 0.11), ("heldout33-mbridge-260201", 0.10, 0.10),
+    ("heldout33-nemo-longseq", 0.26, 0.32), ("heldout33-mlperf-train", 0.04, 0.13)])
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target
