@@ -147,7 +147,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout32-llm-foundry-scale", "heldout32-jaxtoolbox-maxtext",
                    # set 33 (HELD_OUT.md)
                    "heldout33-mlperf-train", "heldout33-nemo-longseq", "heldout33-mbridge-2511-early",
-                   "heldout33-mbridge-2509", "heldout33-mbridge-2511-mx", "heldout33-mbridge-260201")
+                   "heldout33-mbridge-2509", "heldout33-mbridge-2511-mx", "heldout33-mbridge-260201",
+                   # set 34 (HELD_OUT.md)
+                   "heldout34-mlperf-train")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
