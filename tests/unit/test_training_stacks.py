@@ -191,7 +191,8 @@ def test_dropout_masks_are_two_bytes_per_hidden_value_of_a_layer():
     gpt = models.ModelSpec(layers=24, d_model=2048, heads=16, kv_heads=16, d_ff=8192, vocab=50368, gated_ffn=False)
     swiglu = models.ModelSpec(**LLAMA8B)
     for spec, default in ((gpt, True), (swiglu, False)):
-        with_, without = (sum(memory.activation_bytes_per_token(spec, 2048, True, False, dropout=d)) for d in (True, False))
+        with_, without = (sum(memory.activation_bytes_per_token(spec, 2048, True, False, dropout=d))
+                          for d in (True, False))
         assert with_ - without == 2 * spec.d_model
         assert sum(memory.activation_bytes_per_token(spec, 2048, True, False)) == (with_ if default else without)
     assert sum(memory.activation_bytes_per_token(gpt, 2048, True, False)) == 34 * 2048
