@@ -149,7 +149,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout33-mlperf-train", "heldout33-nemo-longseq", "heldout33-mbridge-2511-early",
                    "heldout33-mbridge-2509", "heldout33-mbridge-2511-mx", "heldout33-mbridge-260201",
                    # set 34 (HELD_OUT.md)
-                   "heldout34-mlperf-train")
+                   "heldout34-mlperf-train",
+                   # set 35 (HELD_OUT.md)
+                   "heldout35-mbridge-260201", "heldout35-moe-modelzoo-overlap")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",

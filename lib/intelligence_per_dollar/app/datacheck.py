@@ -87,6 +87,7 @@ def checks() -> list[tuple[str, Callable[[], object]]]:
         ("runs/training_runs.csv", lambda: runs.training_runs(tuple(validation.STACKS))),
         ("runs/weight_sync_runs.csv", lambda: runs.weight_sync_runs(post_training.SCHEDULES)),
         ("runs/held_out_sets.csv", runs.held_out_sets),
+        ("runs/mlperf_operating_points.csv", runs.operating_points),
     ]
     for f in sorted(io.data_path("assumptions").glob("*.csv")):
         out.append((f"assumptions/{f.name}", lambda name=f.name: assumptions.assumptions(name)))

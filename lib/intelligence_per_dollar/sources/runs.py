@@ -6,6 +6,9 @@
   checked by :mod:`intelligence_per_dollar.analysis.validation`;
 * :func:`weight_sync_runs` -- published weight-sync times (``weight_sync_runs.csv``), checked by
   :func:`intelligence_per_dollar.analysis.validation_weight_sync.weight_sync_table`;
+* :func:`operating_points` -- MLPerf Server / Interactive runs' mean load and mean iteration read from their logs
+  (``mlperf_operating_points.csv``), checked by
+  :func:`intelligence_per_dollar.analysis.validation_inference.operating_point_table`;
 * :func:`held_out_sets` -- the blind errors of the held-out sets (``held_out_sets.csv``, data/runs/HELD_OUT.md),
   compared with the same groups' error now by :func:`intelligence_per_dollar.analysis.validation.held_out_sets_table`.
 
@@ -22,7 +25,7 @@ from pathlib import Path
 from intelligence_per_dollar.sources import io, workloads
 
 __all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "HELD_OUT_TABLES", "inference_runs",
-           "training_runs", "weight_sync_runs", "held_out_sets", "is_latency_limited"]
+           "training_runs", "weight_sync_runs", "held_out_sets", "operating_points", "is_latency_limited"]
 
 # ---------------------------------------------------------------------------------------------
 # inference (data/runs/inference_runs.csv)
@@ -295,3 +298,44 @@ def held_out_sets() -> tuple[dict, ...]:
     ``groups`` (names; a trailing ``*`` matches a prefix), ``cases`` predicted then, ``blind_median`` /
     ``blind_max`` of |predicted / measured - 1|, ``blind_commit``), validated and typed."""
     return _held_out_sets(str(io.data_dir()))
+
+
+# ---------------------------------------------------------------------------------------------
+# operating points of latency-bounded runs (data/runs/mlperf_operating_points.csv)
+# ---------------------------------------------------------------------------------------------
+
+_OP_COLUMNS = ("id", "template_case", "source_url", "date_read", "kind", "accelerator", "gpus", "tp", "dp",
+               "samples_per_s", "mean_latency_s", "mean_tpot_s", "note")
+
+
+def _operating_point(path: Path, row: int, rec: dict, templates: dict) -> dict:
+    prov = _measured_provenance(path, row, rec)
+    if rec["template_case"] not in templates:
+        raise io.DataError(f"{path}, row {row}, column 'template_case': '{rec['template_case']}' is not an id of "
+                           f"data/runs/inference_runs.csv")
+    gpus, tp, dp = (_whole_count(path, row, rec, c) for c in ("gpus", "tp", "dp"))
+    if gpus % (tp * dp):
+        raise io.DataError(f"{path}, row {row}, columns 'tp', 'dp': tp x dp = {tp * dp} must divide gpus={gpus}")
+    rate, latency, tpot = (io.parse_float(path, row, c, rec[c], positive=True)
+                           for c in ("samples_per_s", "mean_latency_s", "mean_tpot_s"))
+    if tpot >= latency:
+        raise io.DataError(f"{path}, row {row}, column 'mean_tpot_s': {tpot} s is not below the mean latency "
+                           f"{latency} s of a query of many tokens")
+    return {"id": rec["id"], "template": templates[rec["template_case"]], "accelerator": rec["accelerator"],
+            "gpus": gpus, "tp": tp, "dp": dp, "samples_per_s": rate, "mean_latency_s": latency,
+            "mean_tpot_s": tpot, "in_flight": rate * latency, "provenance": prov}
+
+
+@functools.lru_cache(maxsize=4)
+def _operating_points(data_dir: str, path: str | None) -> tuple[dict, ...]:
+    p = Path(path) if path else io.data_path("runs", "mlperf_operating_points.csv")
+    templates = {c["id"]: c for c in inference_runs()}
+    return tuple(_operating_point(p, row, rec, templates) for row, rec in io.read_rows(p, _OP_COLUMNS, ()))
+
+
+def operating_points(path: str | Path | None = None) -> tuple[dict, ...]:
+    """MLPerf Server / Interactive runs read at their mean load (``mlperf_operating_points.csv``): ``template``
+    (the :func:`inference_runs` case of the same run or system and benchmark), ``accelerator``, ``gpus``, ``tp``,
+    ``dp``, ``samples_per_s``, ``mean_latency_s``, ``mean_tpot_s`` and ``in_flight`` (Little's law: completed
+    samples/s x mean latency, the mean number of queries in flight over all GPUs), validated and typed."""
+    return _operating_points(str(io.data_dir()), None if path is None else str(path))
