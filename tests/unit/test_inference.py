@@ -253,9 +253,10 @@ def test_median_near_the_issue_target_of_15_percent(table):
     rows collected blind on 2026-12-04 at 1c8c7ef, 15.2% median) merged unchanged: 13.89% over 799. Set 34 (29 serving
     runs collected blind on 2026-12-04 at 2312521, 8.4% median) merged unchanged: 13.83% over 828. Set 35 (35 serving
     runs collected blind on 2026-12-04 at f3ac9b0, 20.9% median: 2024-era TensorRT-LLM on Hopper and MLPerf
-    Interactive on Blackwell) merged unchanged: 14.35% over 863. The bound records
+    Interactive on Blackwell) merged unchanged: 14.35% over 863. Set 36 (16 InferenceX gpt-oss-120b cells on H100,
+    15.0% median) merged unchanged: 14.39% over 879. The bound records
     that state so a regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.1440
+    assert table.error.abs().median() <= 0.1450
 
 
 def test_ep_load_imbalance_properties():
@@ -817,3 +818,11 @@ def test_held_out_set_35_stays_near_its_blind_error(table):
     (-10% to +31%) and TensorRT-LLM v0.5's H200 launch cells (+8% to +31%). 20.9% / 221% when first predicted, one off
     by 2x; merged unchanged."""
     _check_held_out_set(table, "heldout35-", 35, 0.21, 2.21, 20, 0.18)
+
+
+def test_held_out_set_36_stays_near_its_blind_error(table):
+    """Set 36 of data/runs/HELD_OUT.md (16 serving runs collected blind in session 28, predicted at d3f3060):
+    InferenceX's experimental gpt-oss-120b runs on 2-8 H100 with vLLM 0.15 (issue 828): 8k/1k -3% to -15%, 1k/8k -8%
+    to -39%, and two cells the source calls pathological (+135%, +67%). 15.0% / 135% when first predicted, one off by
+    2x; merged unchanged."""
+    _check_held_out_set(table, "heldout36-", 16, 0.16, 1.36, 16, 0.16)

@@ -40,12 +40,17 @@ def test_a_bad_row_is_refused_by_column(tmp_path, change, column):
 
 
 def test_the_iteration_at_the_measured_load_is_near_the_logs_mean_tpot():
-    """Eight runs whose layout a config states (HELD_OUT.md, set 35). The iteration is a little short everywhere
-    (-1% to -10%) but at Llama 2 70B Interactive on B200, where it is 23% short (about 500 GEMM rows an iteration: the
-    dense NVFP4 GEMM at a few hundred rows, a lead); the bounds record that state."""
+    """22 runs whose layout a config states (HELD_OUT.md, set 35). The model's iteration is within 10% at the Server
+    loads of the dense models (B200 / GB200 / H200 Llama 2 70B, Llama 3.1 405B), 15-23% short at the Interactive
+    loads and for Mixtral on H100, and half the measured one for v5.1's DeepSeek-R1 (a year's older software). One
+    H100 Server load does not fit the model's KV cache and is refused. The bounds record that state."""
     t = vi.operating_point_table()
-    assert len(t) == len(runs.operating_points()) == 8
-    assert t.error.notna().all() and (t.predicted_step_s > 0).all()
-    assert t.error.abs().median() <= 0.08 and t.error.abs().max() <= 0.25
-    worst = t.loc[t.error.abs().idxmax()]
-    assert worst.case == "hpe-v60-b200x8-llama2-70b-interactive" and worst.error < 0
+    assert len(t) == len(runs.operating_points()) == 22
+    done = t[t.refused == ""]
+    assert len(done) == 21 and done.error.notna().all() and (done.predicted_step_s > 0).all()
+    assert t[t.refused != ""].case.tolist() == ["hpe-v50-xd670-h100x8-llama2-70b-server"]
+    assert done.error.abs().median() <= 0.17 and done.error.abs().max() <= 0.56
+    dense_server = done[done.model.isin(["Llama-2-70B", "Llama-3.1-405B"]) & done.case.str.endswith("server")
+                        & (done.accelerator != "H100-SXM")]
+    assert len(dense_server) == 8 and dense_server.error.abs().max() <= 0.10
+    assert (done[done.case.str.contains("interactive") & (done.model == "Llama-2-70B")].error < -0.15).all()

@@ -241,21 +241,28 @@ def user_error_by_run_length(vu: pd.DataFrame) -> pd.DataFrame:
 
 def operating_point_table(scenario: str = "central") -> pd.DataFrame:
     """The model's iteration at a latency-bounded run's measured load (``data/runs/mlperf_operating_points.csv``,
-    :func:`runs.operating_points`): case, accelerator, in_flight_per_gpu (Little's law, completed samples/s x mean
-    latency, per GPU), measured_tpot_s (the log's mean time per output token), predicted_step_s (the steady state of
-    :func:`inference.estimate` at that concurrency and the run's layout, with the template case's precision, lengths
-    and engine limits) and error (predicted / measured - 1; negative: the model's iteration is too short). It checks
-    the iteration physics apart from the latency-percentile search :func:`predict` runs for these rows."""
+    :func:`runs.operating_points`): case, model, accelerator, gpus, layout, in_flight_per_gpu (Little's law,
+    completed samples/s x mean latency, per GPU), measured_tpot_s (the log's mean time per output token),
+    predicted_step_s (the steady state of :func:`inference.estimate` at that concurrency and the run's layout, with
+    the template case's precision, lengths and engine limits), error (predicted / measured - 1; negative: the model's
+    iteration is too short) and ``refused``: the model's reason where the measured load does not fit its memory model
+    (NaN prediction). It checks the iteration physics apart from the latency-percentile search :func:`predict` runs
+    for these rows."""
     recs = []
     for op in runs.operating_points():
         c = op["template"]
         layout = {"tp": op["tp"], "dp": op["dp"]}
-        e = inference.estimate(c["model"], op["accelerator"], op["gpus"], c["precision"], c["input_tokens"],
-                               c["output_tokens"], op["in_flight"], layout, **_engine_kwargs(c, scenario))
-        recs.append({"case": op["id"], "accelerator": op["accelerator"], "gpus": op["gpus"],
-                     "layout": f"TP{op['tp']} x {op['gpus'] // op['tp']}",
-                     "in_flight_per_gpu": op["in_flight"] / op["gpus"], "measured_tpot_s": op["mean_tpot_s"],
-                     "predicted_step_s": e.step_time_s, "error": e.step_time_s / op["mean_tpot_s"] - 1.0})
+        rec = {"case": op["id"], "model": c["model_name"], "accelerator": op["accelerator"], "gpus": op["gpus"],
+               "layout": f"tp {op['tp']}, dp {op['dp']}, {op['gpus'] // (op['tp'] * op['dp'])} replicas",
+               "in_flight_per_gpu": op["in_flight"] / op["gpus"], "measured_tpot_s": op["mean_tpot_s"]}
+        try:
+            e = inference.estimate(c["model"], op["accelerator"], op["gpus"], c["precision"], c["input_tokens"],
+                                   c["output_tokens"], op["in_flight"], layout, **_engine_kwargs(c, scenario))
+        except ValueError as exc:
+            recs.append({**rec, "predicted_step_s": float("nan"), "error": float("nan"), "refused": str(exc)})
+            continue
+        recs.append({**rec, "predicted_step_s": e.step_time_s, "error": e.step_time_s / op["mean_tpot_s"] - 1.0,
+                     "refused": ""})
     return pd.DataFrame.from_records(recs)
 
 
