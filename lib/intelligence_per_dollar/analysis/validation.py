@@ -151,7 +151,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    # set 34 (HELD_OUT.md)
                    "heldout34-mlperf-train",
                    # set 35 (HELD_OUT.md)
-                   "heldout35-mbridge-260201", "heldout35-moe-modelzoo-overlap")
+                   "heldout35-mbridge-260201", "heldout35-moe-modelzoo-overlap",
+                   # set 37 (HELD_OUT.md)
+                   "heldout37-mlperf-train")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
