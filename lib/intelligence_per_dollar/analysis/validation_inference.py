@@ -252,8 +252,9 @@ def operating_point_table(scenario: str = "central") -> pd.DataFrame:
     for op in runs.operating_points():
         c = op["template"]
         layout = {"tp": op["tp"], "dp": op["dp"]}
+        reps = op["gpus"] // (op["tp"] * op["dp"])
         rec = {"case": op["id"], "model": c["model_name"], "accelerator": op["accelerator"], "gpus": op["gpus"],
-               "layout": f"tp {op['tp']}, dp {op['dp']}, {op['gpus'] // (op['tp'] * op['dp'])} replicas",
+               "layout": f"tp {op['tp']} x dp {op['dp']}" + (f" x {reps} replicas" if reps > 1 else ""),
                "in_flight_per_gpu": op["in_flight"] / op["gpus"], "measured_tpot_s": op["mean_tpot_s"]}
         try:
             e = inference.estimate(c["model"], op["accelerator"], op["gpus"], c["precision"], c["input_tokens"],
