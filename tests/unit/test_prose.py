@@ -191,3 +191,17 @@ def test_verdict_list_shortens_claims_and_shows_conditions():
     ledger = pd.DataFrame([{"claim": "x" * 100, "estimate": "", "verdict": "supported only if", "condition": "if y",
                             "deciding_assumption": "d"}])
     assert pe.verdicts(ledger) == f"- **{'x' * 90}…** — no estimate: *supported only if* if y (deciding: d)."
+
+
+def test_operating_points_takeaway_splits_server_and_interactive_and_names_refusals():
+    ops = pd.DataFrame({"case": ["a-server", "b-interactive", "c-server", "d-server"],
+                        "model": ["M1", "M1", "M2", "M2"], "accelerator": ["B200", "B200", "H200", "H100-SXM"],
+                        "in_flight_per_gpu": [1500.0, 270.0, 600.0, 500.0], "error": [-0.03, -0.23, 0.02, np.nan],
+                        "refused": ["", "", "", "the KV cache does not fit"]})
+    text = pp.operating_points(ops)
+    assert "Over 3 runs" in text and "median **3%**" in text
+    assert "Server loads (2 runs, 600 to 1,500 queries" in text and "from -3% to +2%" in text
+    assert "Interactive loads (1 run, 270 to 270" in text and "b-interactive (M1 on B200, -23%)" in text
+    assert "1 run held more queries than the model's memory model fits (d-server)" in text
+    assert "held more" not in pp.operating_points(ops[ops.refused == ""])
+    assert pp.operating_points(ops[ops.refused != ""]).endswith("could be predicted.")

@@ -92,6 +92,33 @@ def inference_validation(f: ap.InferenceFindings) -> str:
                if f.mlperf_cases else ""))
 
 
+def operating_points(ops) -> str:
+    """Takeaway of the operating-point check (:func:`validation_inference.operating_point_table`): the model's
+    iteration at each run's measured load against the log's mean TPOT, Server and Interactive loads apart."""
+    done = ops[ops["refused"] == ""]
+    if done.empty:
+        return "**Takeaway.** No operating point could be predicted."
+    inter = done["case"].str.contains("interactive")
+    worst = done.loc[done["error"].abs().idxmax()]
+    parts = [f"**Takeaway.** Over {len(done)} runs the model's iteration at the measured load is off by a median "
+             f"**{done['error'].abs().median():.0%}** ({done['error'].median():+.0%} signed: negative is an iteration "
+             f"too short)."]
+    for label, rows in (("Server", done[~inter]), ("Interactive", done[inter])):
+        if not rows.empty:
+            parts.append(f"At the {label} loads ({len(rows)} run{'s' if len(rows) != 1 else ''}, "
+                         f"{rows['in_flight_per_gpu'].min():,.0f} to "
+                         f"{rows['in_flight_per_gpu'].max():,.0f} queries in flight per GPU) it ranges from "
+                         f"{rows['error'].min():+.0%} to {rows['error'].max():+.0%}.")
+    parts.append(f"The furthest is {worst['case']} ({worst['model']} on {worst['accelerator']}, "
+                 f"{worst['error']:+.0%}). A run whose iteration is right but whose rate is not points at the latency "
+                 f"search; a run whose iteration is off explains its rate's miss without it.")
+    refused = ops[ops["refused"] != ""]
+    if not refused.empty:
+        parts.append(f"{len(refused)} run{'s' if len(refused) > 1 else ''} held more queries than the model's memory "
+                     f"model fits ({', '.join(refused['case'])}).")
+    return " ".join(parts)
+
+
 def rl_step(accelerator: str, s, total_params: float) -> str:
     """Worked number and takeaway of section 3.2 for one accelerator's step ``s``."""
     lo, hi = ap.PUBLISHED_GENERATION_SHARE
