@@ -9,10 +9,10 @@ import pytest
 from intelligence_per_dollar.analysis import validation_inference as vi
 from intelligence_per_dollar.sources import io, runs
 
-HEADER = ("id,template_case,source_url,date_read,kind,accelerator,gpus,tp,dp,samples_per_s,mean_latency_s,"
+HEADER = ("id,template_case,scenario,source_url,date_read,kind,accelerator,gpus,tp,dp,samples_per_s,mean_latency_s,"
           "mean_tpot_s,note")
-GOOD = ("x,heldout23-mlperf60-hpe-llama2-70b-b200x8-server,https://example.org/log,2026-12-04,measured,B200,8,1,8,"
-        "377.78,35.5,0.129,n")
+GOOD = ("x,heldout23-mlperf60-hpe-llama2-70b-b200x8-server,Server,https://example.org/log,2026-12-04,measured,B200,8,1,"
+        "8,377.78,35.5,0.129,n")
 
 
 def _write(tmp_path, row: str):
@@ -33,6 +33,7 @@ def test_littles_law_gives_the_queries_in_flight(tmp_path):
     ((",0.129,", ",40.0,"), "mean_tpot_s"),
     ((",377.78,", ",-1,"), "samples_per_s"),
     ((",measured,", ",estimate,"), "kind"),
+    ((",Server,", ",Offline,"), "scenario"),
 ])
 def test_a_bad_row_is_refused_by_column(tmp_path, change, column):
     with pytest.raises(io.DataError, match=column):

@@ -195,6 +195,7 @@ def test_verdict_list_shortens_claims_and_shows_conditions():
 
 def test_operating_points_takeaway_splits_server_and_interactive_and_names_refusals():
     ops = pd.DataFrame({"case": ["a-server", "b-interactive", "c-server", "d-server"],
+                        "scenario": ["Server", "Interactive", "Server", "Server"],
                         "model": ["M1", "M1", "M2", "M2"], "accelerator": ["B200", "B200", "H200", "H100-SXM"],
                         "in_flight_per_gpu": [1500.0, 270.0, 600.0, 500.0], "error": [-0.03, -0.23, 0.02, np.nan],
                         "refused": ["", "", "", "the KV cache does not fit"]})

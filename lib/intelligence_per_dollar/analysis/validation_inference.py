@@ -241,7 +241,7 @@ def user_error_by_run_length(vu: pd.DataFrame) -> pd.DataFrame:
 
 def operating_point_table(scenario: str = "central") -> pd.DataFrame:
     """The model's iteration at a latency-bounded run's measured load (``data/runs/mlperf_operating_points.csv``,
-    :func:`runs.operating_points`): case, model, accelerator, gpus, layout, in_flight_per_gpu (Little's law,
+    :func:`runs.operating_points`): case, scenario, model, accelerator, gpus, layout, in_flight_per_gpu (Little's law,
     completed samples/s x mean latency, per GPU), measured_tpot_s (the log's mean time per output token),
     predicted_step_s (the steady state of :func:`inference.estimate` at that concurrency and the run's layout, with
     the template case's precision, lengths and engine limits), error (predicted / measured - 1; negative: the model's
@@ -253,8 +253,9 @@ def operating_point_table(scenario: str = "central") -> pd.DataFrame:
         c = op["template"]
         layout = {"tp": op["tp"], "dp": op["dp"]}
         reps = op["gpus"] // (op["tp"] * op["dp"])
-        rec = {"case": op["id"], "model": c["model_name"], "accelerator": op["accelerator"], "gpus": op["gpus"],
-               "layout": f"tp {op['tp']} x dp {op['dp']}" + (f" x {reps} replicas" if reps > 1 else ""),
+        shape = f"tp {op['tp']} x dp {op['dp']}" + (f" x {reps} replicas" if reps > 1 else "")
+        rec = {"case": op["id"], "scenario": op["scenario"], "model": c["model_name"], "accelerator": op["accelerator"],
+               "gpus": op["gpus"], "layout": shape,
                "in_flight_per_gpu": op["in_flight"] / op["gpus"], "measured_tpot_s": op["mean_tpot_s"]}
         try:
             e = inference.estimate(c["model"], op["accelerator"], op["gpus"], c["precision"], c["input_tokens"],

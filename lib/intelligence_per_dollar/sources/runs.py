@@ -304,8 +304,10 @@ def held_out_sets() -> tuple[dict, ...]:
 # operating points of latency-bounded runs (data/runs/mlperf_operating_points.csv)
 # ---------------------------------------------------------------------------------------------
 
-_OP_COLUMNS = ("id", "template_case", "source_url", "date_read", "kind", "accelerator", "gpus", "tp", "dp",
-               "samples_per_s", "mean_latency_s", "mean_tpot_s", "note")
+_OP_COLUMNS = ("id", "template_case", "scenario", "source_url", "date_read", "kind", "accelerator", "gpus", "tp",
+               "dp", "samples_per_s", "mean_latency_s", "mean_tpot_s", "note")
+#: MLPerf Inference scenarios an operating point comes from (Interactive: the Server scenario at tighter limits).
+OPERATING_POINT_SCENARIOS = ("Server", "Interactive")
 
 
 def _operating_point(path: Path, row: int, rec: dict, templates: dict) -> dict:
@@ -313,6 +315,9 @@ def _operating_point(path: Path, row: int, rec: dict, templates: dict) -> dict:
     if rec["template_case"] not in templates:
         raise io.DataError(f"{path}, row {row}, column 'template_case': '{rec['template_case']}' is not an id of "
                            f"data/runs/inference_runs.csv")
+    if rec["scenario"] not in OPERATING_POINT_SCENARIOS:
+        raise io.DataError(f"{path}, row {row}, column 'scenario': '{rec['scenario']}' not in "
+                           f"{', '.join(OPERATING_POINT_SCENARIOS)}")
     gpus, tp, dp = (_whole_count(path, row, rec, c) for c in ("gpus", "tp", "dp"))
     if gpus % (tp * dp):
         raise io.DataError(f"{path}, row {row}, columns 'tp', 'dp': tp x dp = {tp * dp} must divide gpus={gpus}")
@@ -321,7 +326,8 @@ def _operating_point(path: Path, row: int, rec: dict, templates: dict) -> dict:
     if tpot >= latency:
         raise io.DataError(f"{path}, row {row}, column 'mean_tpot_s': {tpot} s is not below the mean latency "
                            f"{latency} s of a query of many tokens")
-    return {"id": rec["id"], "template": templates[rec["template_case"]], "accelerator": rec["accelerator"],
+    return {"id": rec["id"], "template": templates[rec["template_case"]], "scenario": rec["scenario"],
+            "accelerator": rec["accelerator"],
             "gpus": gpus, "tp": tp, "dp": dp, "samples_per_s": rate, "mean_latency_s": latency,
             "mean_tpot_s": tpot, "in_flight": rate * latency, "provenance": prov}
 
@@ -335,7 +341,8 @@ def _operating_points(data_dir: str, path: str | None) -> tuple[dict, ...]:
 
 def operating_points(path: str | Path | None = None) -> tuple[dict, ...]:
     """MLPerf Server / Interactive runs read at their mean load (``mlperf_operating_points.csv``): ``template``
-    (the :func:`inference_runs` case of the same run or system and benchmark), ``accelerator``, ``gpus``, ``tp``,
+    (the :func:`inference_runs` case of the same run or system and benchmark), ``scenario`` (Server or
+    Interactive), ``accelerator``, ``gpus``, ``tp``,
     ``dp``, ``samples_per_s``, ``mean_latency_s``, ``mean_tpot_s`` and ``in_flight`` (Little's law: completed
     samples/s x mean latency, the mean number of queries in flight over all GPUs), validated and typed."""
     return _operating_points(str(io.data_dir()), None if path is None else str(path))

@@ -98,7 +98,7 @@ def operating_points(ops) -> str:
     done = ops[ops["refused"] == ""]
     if done.empty:
         return "**Takeaway.** No operating point could be predicted."
-    inter = done["case"].str.contains("interactive")
+    inter = done["scenario"] == "Interactive"
     worst = done.loc[done["error"].abs().idxmax()]
     parts = [f"**Takeaway.** Over {len(done)} runs the model's iteration at the measured load is off by a median "
              f"**{done['error'].abs().median():.0%}** ({done['error'].median():+.0%} signed: negative is an iteration "
