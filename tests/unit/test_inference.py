@@ -668,8 +668,12 @@ def test_held_out_set_21_stays_near_its_blind_error(table):
     per GPU, as on the other MLPerf Mixtral rows), so the set is 14.2% / 67%. Session 20 let NVIDIA's harness take KV
     blocks as tokens arrive (``kv_allocation`` on-demand, its configs' ``max_util``): a memory-bound Llama 2 70B batch
     grows with its OpenOrca outputs held at their current length, so the two B200 Offline rows rose from +6% / +6% to
-    +7% / +8% (offline median 5.8% -> 7.5%, the bound 0.07 -> 0.08) and the set is 14.4% / 68%."""
-    _check_held_out_set(table, "heldout21-", 14, 0.15, 0.68, 5, 0.08)
+    +7% / +8% (offline median 5.8% -> 7.5%, the bound 0.07 -> 0.08) and the set is 14.4% / 68%. Session 29 dealt the
+    Poisson queries out to the engine instances as NVIDIA's harness does (by outstanding requests) and added TensorRT-
+    LLM's C++ executor loop in series with each iteration (``trtllm-engine``): Llama 2 70B Interactive +49% -> +21%
+    (B200) and +31% -> +12% (H100), 405B Server / Interactive -21% / -15% -> +4% / +14%, the Offline rows 2-5 points
+    lower (offline median 6.3% -> 8.4%); the set is 10.4% / 22%."""
+    _check_held_out_set(table, "heldout21-", 14, 0.11, 0.23, 5, 0.085)
 
 
 def test_held_out_set_22_stays_near_its_blind_error(table):
@@ -755,8 +759,11 @@ def test_held_out_set_28_stays_near_its_blind_error(table):
     DeepSeek-R1 +77% Offline / +253% Server, against CoreWeave's 64 GB200 within 3% / +55%; Llama 2 70B Interactive
     +66% / +71%); TensorRT-LLM perf-overview cells of 03e27c7 (-32% to +61%) and v0.9's static batches (-6% to +24%);
     NIM's single-user Llama 3.3 70B on 2 H100 (+18% / +22%); SGLang v0.4.1's DeepSeek-V3 on 8 H200 at 8 requests/s
-    (+556%). 19.1% / 556% when first predicted."""
-    _check_held_out_set(table, "heldout28-", 34, 0.20, 5.6, 22, 0.19)
+    (+556%). 19.1% / 556% when first predicted. Session 29 (the harness's balanced dispatch, the C++ executor loop):
+    Llama 2 70B Interactive +50% / +71% -> +23% / +36%, but Llama 3.1 405B on 8 B200 Server / Interactive +4% / +3% ->
+    +24% / +16% (its iteration at the measured load is short, Google's v6.0 operating point -23%: the random dispatch had
+    hidden it); 20.3% / 556%."""
+    _check_held_out_set(table, "heldout28-", 34, 0.21, 5.6, 22, 0.19)
 
 
 def test_held_out_set_29_stays_near_its_blind_error(table):

@@ -20,8 +20,9 @@ tokens). Runs of decode-only iterations between events are advanced in one step 
 simulation costs a few operations per request, not per token. :func:`max_rate` finds the highest arrival rate whose
 percentiles meet the limits. The unit simulated is one *attention rank* (a replica's ``tp`` GPUs, or one of its ``dp``
 attention-data-parallel ranks, which hold their own sequences and admit their own requests): every rank of every
-replica receives an independent, equal share of the arrivals (a dispatcher that balances no better than random, the
-conservative reading of MLPerf harnesses that spread queries over engines), and the ranks of a replica, which step
+replica receives an equal share of the arrivals, either dealt out in turn by a balancing dispatcher (the ranks' gaps
+are then Erlang, :func:`arrival_times`; NVIDIA's MLPerf harness sends each query to the least loaded engine) or at
+random (each rank a Poisson stream of its own), and the ranks of a replica, which step
 together through its MoE layers, are taken to carry equal loads (the closed model's busiest-rank spread is not
 repeated here).
 """
@@ -43,7 +44,7 @@ from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import checks, workloads
 
 __all__ = ["IterationTable", "iteration_table", "simulate", "window", "latency_percentiles", "steady_in_flight",
-           "request_lengths", "max_rate", "SIM_REQUESTS", "WARMUP_SHARE"]
+           "request_lengths", "max_rate", "arrival_times", "SIM_REQUESTS", "WARMUP_SHARE"]
 
 #: New requests per simulation (after the warm ones): the percentiles are read over 70% of them (:func:`window`), 3,500
 #: requests, 35 above a p99. Seeds move a p99-limited rate by a few per cent at this size (2,000 gave up to +-10%).
@@ -138,7 +139,8 @@ def _prefill_takes(prefilling, pre_left: list[float], room: float, want_max: flo
 
 
 def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_tokens, max_sequences: int,
-             max_num_tokens: float, prefill_piece: float, seed: int = 0, warm: int = 0) -> dict[str, np.ndarray]:
+             max_num_tokens: float, prefill_piece: float, seed: int = 0, warm: int = 0,
+             dispatch_ranks: int = 1) -> dict[str, np.ndarray]:
     """One attention rank under Poisson arrivals at ``rate_per_s``: per request (in arrival order) ``arrival_s``,
     ``admit_s`` (when the engine took it in), ``ttft_s`` and ``tpot_s`` (NaN for one-token outputs), ``finish_s``.
 
@@ -149,7 +151,8 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     starting only when all of it fits). The arrivals are a fixed seeded sequence scaled by ``1 / rate_per_s``, so
     percentiles change smoothly with the rate. ``warm``: the first ``warm`` requests are already decoding at time 0,
     each part way through its output (uniformly), so the run starts near its steady occupancy instead of ramping up
-    from an empty server (their latencies are returned as NaN).
+    from an empty server (their latencies are returned as NaN). ``dispatch_ranks``: the attention ranks a balancing
+    dispatcher deals one Poisson stream among (:func:`arrival_times`; 1: this rank receives a Poisson stream of its own).
 
     The engine's state is two queues: the admitted prompts still prefilling (first in, first out) and the decoding
     sequences in a heap keyed by the decode iteration at which each finishes (every decoding sequence advances one
@@ -159,7 +162,7 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     n, whole = out.size, not np.isfinite(piece)
     warm = min(checks.integer("warm", warm, low=0), n, cap)
     arrive = np.zeros(n)
-    arrive[warm:] = np.cumsum(np.random.default_rng(seed).exponential(1.0, n - warm)) / rate
+    arrive[warm:] = arrival_times(rate, n - warm, dispatch_ranks, seed)
     warm_left = np.ceil(np.random.default_rng(seed + 1).uniform(0.0, 1.0, warm) * out[:warm])
     arrive_l, out_l = arrive.tolist(), out.tolist()
     pre_left = ins.tolist()
@@ -217,6 +220,25 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     ttft[:warm], tpot[:warm] = np.nan, np.nan
     return {"arrival_s": arrive, "admit_s": admit_a, "ttft_s": ttft, "tpot_s": tpot, "finish_s": finish_a,
             "warm": warm}
+
+
+def arrival_times(rate_per_s: float, n: int, dispatch_ranks: int = 1, seed: int = 0) -> np.ndarray:
+    """Arrival times (s) of ``n`` requests at one attention rank receiving ``rate_per_s`` on average.
+
+    ``dispatch_ranks`` 1: a Poisson stream (exponential gaps; a rank fed at random, or the only rank). ``k > 1``: the
+    rank is one of ``k`` that a balancing dispatcher feeds from one Poisson stream of ``k x rate_per_s``, each taking
+    every ``k``-th request in turn, so its gaps are sums of ``k`` exponential gaps (Erlang-``k``, coefficient of
+    variation ``1 / sqrt(k)``; Kleinrock 1975, *Queueing Systems* Vol. I, section 4.3, the method of stages). NVIDIA's
+    MLPerf Inference LLM harness, which every MLPerf Server / Interactive run on NVIDIA GPUs uses, sends each query to
+    the engine instance with the fewest outstanding requests (``traffic_distribution_policy = "load_balancing"`` for
+    the Server scenario, closed/NVIDIA/code/llmlib/config.py of mlcommons/inference_results_v5.1; v6.0 configs set
+    ``isl_load_balancing``, the least queued prompt tokens): when the instances hold similar loads that deals the
+    queries out in turn, and it is at least as even as turn-taking over longer spans, so turn-taking is the
+    conservative reading. The gaps are a fixed seeded sequence scaled by ``1 / rate_per_s``."""
+    rate = checks.positive_number("rate_per_s", rate_per_s)
+    k = checks.positive_int("dispatch_ranks", dispatch_ranks)
+    gaps = np.random.default_rng(seed).exponential(1.0, (checks.integer("n", n, low=0), k)).sum(axis=1) / k
+    return np.cumsum(gaps) / rate
 
 
 def window(sim: dict[str, np.ndarray]) -> slice:
@@ -279,12 +301,13 @@ def request_lengths(ctx: kern.Context, n: int = SIM_REQUESTS, seed: int = 1) -> 
 
 def max_rate(ctx: kern.Context, tp: int, dp: int, ep: int, rate_hi_per_s: float, *, max_ttft_s: float | None,
              max_tpot_s: float | None, percentile: float = 0.99, max_sequences: float | None = None,
-             steps: int = 9) -> dict[str, float]:
+             steps: int = 9, dispatch_ranks: int = 1) -> dict[str, float]:
     """The highest Poisson arrival rate one attention rank of a ``tp x dp`` replica (:func:`iteration_table`)
     sustains with its TTFT and TPOT at ``percentile`` under the limits (None: no limit), by bisection on
     ``(0, rate_hi_per_s]`` (``steps`` halvings: 0.2% of the bracket at 9). ``rate_hi_per_s``: an upper bracket (the
     closed system's best rate per rank under the same limits). ``max_sequences``: the rank's running-sequence limit
-    (memory; the scheduler's limit applies as well). Aggregated serving only (prompts and outputs on the same rank),
+    (memory; the scheduler's limit applies as well). ``dispatch_ranks``: the ranks one balancing dispatcher feeds
+    in turn (:func:`arrival_times`). Aggregated serving only (prompts and outputs on the same rank),
     with outputs of at least two tokens (a TPOT).
 
     Returns ``rate_per_s`` (requests/s; 0 when even a trickle misses a limit), ``output_tokens_per_s`` (the rate times
@@ -310,7 +333,8 @@ def max_rate(ctx: kern.Context, tp: int, dp: int, ep: int, rate_hi_per_s: float,
             return False, {}
         warm = int(round(L))
         sim = simulate(table, rate, np.concatenate([np.resize(ins, warm), ins]),
-                       np.concatenate([np.resize(out, warm), out]), cap, budget, ctx.prefill_chunk_tokens, warm=warm)
+                       np.concatenate([np.resize(out, warm), out]), cap, budget, ctx.prefill_chunk_tokens, warm=warm,
+                       dispatch_ranks=dispatch_ranks)
         ttft, tpot = latency_percentiles(sim, percentile)
         good = (max_ttft_s is None or ttft <= max_ttft_s) and (max_tpot_s is None or tpot <= max_tpot_s)
         mid = window(sim)

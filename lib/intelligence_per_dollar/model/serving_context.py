@@ -131,10 +131,10 @@ def _host_step_s(scheduler: str, scenario: str) -> float:
 
 def _host_per_sequence_s(scheduler: str, scenario: str) -> float:
     """Host seconds per running sequence and iteration: an overlap-scheduler engine's, vLLM V1's, TensorRT-LLM's C++
-    runtime's (``trtllm-bench-engine``), or vLLM v0.5's engine work plus (served through its API server, ``vllm-v0.5``) the API server's (:mod:`serving_schedulers`)."""
+    runtime's (``trtllm-bench-engine``, ``trtllm-engine``), or vLLM v0.5's engine work plus (served through its API server, ``vllm-v0.5``) the API server's (:mod:`serving_schedulers`)."""
     if sched.is_vllm_v1(scheduler):
         return assumed("vllm_v1_host_per_sequence_s", scenario)
-    if scheduler == "trtllm-bench-engine":      # TensorRT-LLM's C++ runtime: no Python on the per-sequence path
+    if sched.cpp_executor(scheduler):           # TensorRT-LLM's C++ runtime: no Python on the per-sequence path
         return assumed("cpp_runtime_host_per_sequence_s", scenario)
     if not sched.is_vllm_v05(scheduler):
         return assumed("host_per_sequence_s", scenario)
@@ -189,6 +189,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
         assumed("expert_load_cv", scenario), _host_step_s(scheduler, scenario),
         _host_per_sequence_s(scheduler, scenario), _param_totals(s), host_serial=sched.host_in_series(scheduler),
+        host_serial_step_s=assumed("cpp_executor_loop_s", scenario) if sched.cpp_executor(scheduler) else 0.0,
         kv_on_demand=sched.kv_on_demand(scheduler, kv_allocation),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),

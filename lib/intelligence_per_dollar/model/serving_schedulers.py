@@ -19,6 +19,12 @@
 * ``"trtllm-bench-engine"``: the same benchmark on the TensorRT-engine flow of v0.17 and earlier
   (``trtllm-bench build``; the C++ runtime pads no CUDA graphs, and its host time per running sequence is the C++
   runtime's, ``cpp_runtime_host_per_sequence_s``, not the PyTorch backend's ``host_per_sequence_s``).
+* ``"trtllm-engine"``: TensorRT-LLM's C++ executor serving TensorRT engines, as NVIDIA's MLPerf Inference harness
+  runs Llama 2 70B, Llama 3.1 405B and Mixtral 8x7B (v4.1 to v6.0, Server, Interactive and Offline): chunked context
+  on (``prefill_chunk_tokens`` pieces within the token budget), TensorRT-LLM's default limits unless the run states
+  its own, no CUDA graphs, the C++ runtime's host time per sequence overlapped with the GPU, and the executor loop's
+  fixed host time per iteration in series with it (``cpp_executor_loop_s``, :func:`serving_kernels.iteration_s`):
+  the harness runs with ``enable_trt_overlap`` and ``use_graphs`` off. ``trtllm-bench-engine`` pays the same loop.
 * ``"unsynchronised-adp"``: each attention-DP rank admits prompts on its own, as an engine does for
   workloads of varied lengths without a balancing scheduler (TensorRT-LLM's round-robin baseline;
   ``attention_dp_config.enable_balance`` is off by default in ``tensorrt_llm/llmapi/llm_args.py``). It
@@ -95,14 +101,14 @@ from intelligence_per_dollar.sources import checks, hardware
 __all__ = ["SCHEDULERS", "TRTLLM_BENCH_GRAPH_BATCH_SIZES", "MANY_PIECES", "TRTLLM_BENCH_KV_FRACTION",
            "TRTLLM_DEFAULT_LIMITS", "ENGINE_DEFAULT_LIMITS", "VLLM_V05_DEFAULT_LIMITS", "check_scheduler", "check_limits",
            "VLLM_V1_LARGE_LIMITS", "VLLM_V1_SMALL_LIMITS", "VLLM_V1_LARGE_MEMORY_BYTES", "vllm_v1_limits",
-           "is_trtllm_bench", "is_vllm_v05", "is_vllm_v0", "is_vllm_v1", "host_in_series", "default_limits",
+           "is_trtllm_bench", "is_vllm_v05", "is_vllm_v0", "is_vllm_v1", "host_in_series", "cpp_executor", "default_limits",
            "whole_prompts", "kv_on_demand", "KV_ALLOCATIONS",
            "graph_padded_tokens", "graph_replay", "graph_cap", "slot_occupancy", "adp_balanced", "finetune_setting",
            "trtllm_bench_limits", "busiest_rank_pieces", "pieces_needed", "limits"]
 
 #: When an engine takes a sequence's KV blocks (:func:`kv_on_demand`).
 KV_ALLOCATIONS = ("reserve", "on-demand")
-SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "unsynchronised-adp", "vllm-v0.5",
+SCHEDULERS = ("physics", "trtllm-bench", "trtllm-bench-engine", "trtllm-engine", "unsynchronised-adp", "vllm-v0.5",
               "vllm-v0.5-offline", "vllm-v0.6", "vllm-v1", "vllm-v1-async")
 #: CUDA-graph batch sizes of TensorRT-LLM's performance-overview runs, with ``enable_padding: true``
 #: (``llm_options.yml`` of docs/source/performance/perf-overview.md at v0.20 ab4143e and v1.0 00f3768,
@@ -186,6 +192,13 @@ def is_vllm_v0(scheduler: str) -> bool:
 def is_vllm_v1(scheduler: str) -> bool:
     """vLLM's V1 engine, synchronous (``vllm-v1``) or with async scheduling (``vllm-v1-async``)."""
     return scheduler.startswith("vllm-v1")
+
+
+def cpp_executor(scheduler: str) -> bool:
+    """Whether TensorRT-LLM's C++ executor runs the engine (the TensorRT-engine flow): its host time per sequence
+    is the C++ runtime's, and its loop leaves a fixed host time per iteration in series with the GPU
+    (``cpp_executor_loop_s``)."""
+    return scheduler in ("trtllm-bench-engine", "trtllm-engine")
 
 
 def host_in_series(scheduler: str) -> bool:

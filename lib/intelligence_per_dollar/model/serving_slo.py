@@ -13,18 +13,24 @@ from intelligence_per_dollar.model import inference
 from intelligence_per_dollar.model import serving_arrivals as arrivals_model
 from intelligence_per_dollar.sources import checks
 
-__all__ = ["best_under_slo", "ARRIVALS", "POISSON_LAYOUTS"]
+__all__ = ["best_under_slo", "ARRIVALS", "DISPATCH", "POISSON_LAYOUTS"]
 
 #: How requests reach the server: ``steady`` (the closed frontier: a fixed number in flight, the limits read against
 #: its mean latencies) or ``poisson`` (an open Poisson stream, the limits read at a percentile; :mod:`serving_arrivals`).
 ARRIVALS = ("steady", "poisson")
+#: How a Poisson stream is shared among the attention ranks (``arrivals="poisson"``): ``balanced``, a dispatcher that
+#: deals the requests out in turn (:func:`serving_arrivals.arrival_times`: what NVIDIA's MLPerf harness and serving
+#: routers that send each request to the least loaded engine do), or ``random``, each rank an independent Poisson
+#: stream (a router that picks engines at random).
+DISPATCH = ("balanced", "random")
 #: Layouts simulated under Poisson arrivals: the best this many by their closed-system throughput under the limits.
 POISSON_LAYOUTS = 3
 
 
 def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", input_tokens: int = 1000,
                    output_tokens: int = 1000, *, max_tpot_s: float | None = None, max_ttft_s: float | None = None,
-                   arrivals: str = "steady", percentile: float = 0.99, **frontier_kwargs) -> pd.Series:
+                   arrivals: str = "steady", percentile: float = 0.99, dispatch: str = "balanced",
+                   **frontier_kwargs) -> pd.Series:
     """The highest-throughput point of :func:`inference.frontier` that meets a latency target (a service-level
     objective): time per output token ``1 / tokens_per_s_per_user <= max_tpot_s`` and ``ttft_s <= max_ttft_s``
     (either may be None). This is how a latency-bounded benchmark is read (MLPerf Inference's Server scenario:
@@ -36,7 +42,8 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     ``arrivals="poisson"`` reads the limits as a benchmark with random arrivals does (MLPerf's Server scenario: Poisson
     queries, limits on the ``percentile`` of each query's TTFT and TPOT): the :data:`POISSON_LAYOUTS` best layouts
     (one pipeline stage, no host offload) that meet the limits in the steady state are each simulated under Poisson
-    arrivals (:func:`serving_arrivals.max_rate`), and the row is the layout with the highest rate that meets them at
+    arrivals (:func:`serving_arrivals.max_rate`; ``dispatch``, :data:`DISPATCH`, says how the stream reaches the
+    attention ranks), and the row is the layout with the highest rate that meets them at
     the percentile: ``output_tokens_per_s_per_gpu`` that rate's output, ``concurrency`` its mean sequences in flight,
     ``tokens_per_s_per_user`` / ``step_time_s`` from its mean TPOT, ``ttft_s`` and ``tpot_percentile_s`` the
     percentiles, ``arrival_rate_per_s`` the requests per second of all replicas, ``memory_per_gpu_bytes`` at the
@@ -44,6 +51,7 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     bound is at or below the best rate already found is not simulated (nor are the ones after it).
     """
     checks.choice("arrivals", arrivals, ARRIVALS)
+    checks.choice("dispatch", dispatch, DISPATCH)
     checks.fraction("percentile", percentile, low_open=True)
     mode = frontier_kwargs.get("mode", "aggregated")
     if arrivals == "poisson" and (mode != "aggregated" or output_tokens < 2):
@@ -76,11 +84,11 @@ def best_under_slo(model, accelerator: str, gpus: int, precision: str = "fp8", i
     if arrivals == "steady":
         return g.loc[g["output_tokens_per_s_per_gpu"].idxmax()]
     return _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, g, limits,
-                               percentile, frontier_kwargs)
+                               percentile, frontier_kwargs, dispatch)
 
 
 def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, output_tokens, g, limits, percentile,
-                        kwargs) -> pd.Series:
+                        kwargs, dispatch="balanced") -> pd.Series:
     """:func:`best_under_slo` under Poisson arrivals (its docstring): the steady points that meet the limits ``g``
     pick the layouts to simulate, and each layout's best of them bounds its rate from above."""
     keys = list(inference.PARALLELISM_KEYS)
@@ -105,7 +113,8 @@ def _best_under_poisson(model, accelerator, gpus, precision, input_tokens, outpu
         layout = {k: np.array([float(row[k])]) for k in ("tp", "dp", "ep", "pp", "replicas", "offload")}
         seqs = float(inference.max_concurrency(ctx, layout, steady=False)[0]) / ranks
         r = arrivals_model.max_rate(ctx, tp, dp, ep, rate_hi, max_ttft_s=limits["max_ttft_s"],
-                                    max_tpot_s=limits["max_tpot_s"], percentile=percentile, max_sequences=seqs)
+                                    max_tpot_s=limits["max_tpot_s"], percentile=percentile, max_sequences=seqs,
+                                    dispatch_ranks=ranks if dispatch == "balanced" else 1)
         if r["rate_per_s"] <= 0.0:
             continue
         out = row.copy()
