@@ -112,8 +112,10 @@ def is_max_load(case: dict) -> bool:
 
 #: How a run held to latency limits is read: every such row of data/runs/inference_runs.csv is an MLPerf Inference
 #: Server or Interactive run, whose queries arrive as a Poisson stream and whose limits bound the 99th percentile of
-#: each query's TTFT and TPOT (MLPerf Inference rules; :mod:`serving_arrivals`).
-SLO_ARRIVALS, SLO_PERCENTILE = "poisson", 0.99
+#: each query's TTFT and TPOT (MLPerf Inference rules; :mod:`serving_arrivals`). NVIDIA's harness, which every one of
+#: them ran, sends each query to the engine instance with the fewest outstanding requests (:data:`SLO_DISPATCH`:
+#: :func:`serving_arrivals.arrival_times`).
+SLO_ARRIVALS, SLO_PERCENTILE, SLO_DISPATCH = "poisson", 0.99, "balanced"
 
 
 def _predict_under_slo(case: dict, scenario: str) -> tuple[float, inference.Estimate]:
@@ -124,7 +126,7 @@ def _predict_under_slo(case: dict, scenario: str) -> tuple[float, inference.Esti
     row = serving_slo.best_under_slo(case["model"], case["accelerator"], case["gpus"], case["precision"],
                                    case["input_tokens"], case["output_tokens"], max_tpot_s=case.get("tpot_limit_s"),
                                    max_ttft_s=case.get("ttft_limit_s"), parallelism=case["parallelism"] or None,
-                                   arrivals=SLO_ARRIVALS, percentile=SLO_PERCENTILE, **kw)
+                                   arrivals=SLO_ARRIVALS, percentile=SLO_PERCENTILE, dispatch=SLO_DISPATCH, **kw)
     layout = {k: int(row[k]) for k in inference.PARALLELISM_KEYS}
     share = float(row["offload"])                 # the row's own host-offload share, held fixed
     conc = max(float(np.round(row["concurrency"])), float(row["replicas"] * row["dp"] * row["pp"]))
