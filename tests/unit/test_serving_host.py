@@ -185,3 +185,29 @@ def test_the_cpp_executor_loop_runs_in_series_with_each_iteration():
     assert _ctx("physics").host_serial_step_s == 0.0 and _ctx("vllm-v1").host_serial_step_s == 0.0
     # the engine flow's chunked context: prompts in pieces, not whole (trtllm-bench's)
     assert _ctx("trtllm-engine").prefill_chunk_tokens < np.inf
+
+
+def test_a_gemm_allreduce_fusion_hides_each_all_reduce_behind_the_gemm_that_feeds_it():
+    """A dense model with ``comm_overlap`` (TensorRT-LLM's gemm_allreduce_plugin, set by NVIDIA's MLPerf H200 405B
+    configs): the two tensor-parallel all-reduces of a layer run beside the attention output and down projections.
+    The layer is shorter than in series by at most the all-reduces, never shorter than with no communication plus
+    their contention share, and a single GPU (no all-reduce) is unchanged."""
+    case = ("Llama-3.1-405B", "H200", 8, "fp8", 2048, 128)
+    on, off = (inf.serving_context(*case, comm_overlap=c) for c in (True, False))
+    for tokens in (8.0, 512.0, 8192.0):
+        args = (np.array([8.0]), np.array([1.0]), np.array([1.0]), np.array([tokens]), np.array([0.0]), 2048.0)
+        fused, _, parts = inf._layer_times(on, *args)
+        serial, _, _ = inf._layer_times(off, *args)
+        comm = parts["comm"]
+        assert serial - comm - 1e-12 <= fused <= serial + 1e-12
+        slow = on.ceil.overlap_compute_slowdown
+        assert fused >= serial - comm + comm * slow / (1 + slow) - 1e-12
+    # at 8,192 tokens an iteration the projections outlast their all-reduces: most of the communication is hidden
+    fused, _, parts = inf._layer_times(on, np.array([8.0]), np.array([1.0]), np.array([1.0]), np.array([8192.0]),
+                                        np.array([0.0]), 2048.0)
+    serial, _, _ = inf._layer_times(off, np.array([8.0]), np.array([1.0]), np.array([1.0]), np.array([8192.0]),
+                                     np.array([0.0]), 2048.0)
+    assert serial - fused > 0.5 * parts["comm"]
+    one_on, one_off = (inf.serving_context("Llama-3.1-8B", "H200", 1, "fp8", 2048, 128, comm_overlap=c) for c in (True, False))
+    a = (np.array([1.0]), np.array([1.0]), np.array([1.0]), np.array([512.0]), np.array([0.0]), 2048.0)
+    assert inf._layer_times(one_on, *a)[0] == pytest.approx(inf._layer_times(one_off, *a)[0], rel=1e-12)

@@ -62,7 +62,11 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
   et al. 2022, DeepSpeed-MoE); across NVLink domains a token crosses the NIC once per distinct
   remote domain (``ep_all_to_all_s``). ``comm_overlap=True`` (two-batch overlap) hides them
   behind compute, which they slow while they run (:func:`collectives.overlap_exposed_s`): the layer
-  takes ``compute + max(comm - compute, comm x sigma / (1 + sigma))`` instead of the sum.
+  takes ``compute + max(comm - compute, comm x sigma / (1 + sigma))`` instead of the sum. For a dense model
+  ``comm_overlap=True`` is a GEMM + all-reduce fusion (TensorRT-LLM's ``gemm_allreduce_plugin``, "the GEMM +
+  AllReduce kernel fusion plugin", tensorrt_llm/plugin/plugin.py, which NVIDIA's MLPerf H200 Llama 3.1 405B configs
+  set): each all-reduce runs beside the GEMM that produces its input (the attention output projection, the FFN's
+  down projection), with the same contention.
 
 **Host overhead.** Each iteration also costs host (CPU) time, ``host_step_s + host_per_sequence_s x b``
 (``data/assumptions/inference.csv``), overlapped with the GPU: an iteration takes ``max(GPU, host)``, which
@@ -185,6 +189,15 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     t_ew_dense = kern.dense_elementwise_s(ctx, T, tp)
     dense_layer = t_proj + t_core + t_tp + t_dense_ffn + t_ew_dense
     if not architecture.is_moe(s):
+        if ctx.comm_overlap:
+            # a GEMM + all-reduce fusion (TensorRT-LLM's gemm_allreduce_plugin): each of the two all-reduces runs
+            # beside the GEMM that produces its input, the attention output projection and the FFN's down projection
+            t_out = t_proj * (s.heads * architecture.head_dim(s) * d) / P["attention"]
+            t_down = t_dense_ffn / (3.0 if s.gated_ffn else 2.0)
+            slow = ctx.ceil.overlap_compute_slowdown
+            exposed = (collectives.overlap_exposed_s(t_tp / 2.0, t_out, slow)
+                       + collectives.overlap_exposed_s(t_tp / 2.0, t_down, slow))
+            dense_layer = t_proj + t_core + exposed + t_dense_ffn + t_ew_dense
         return dense_layer, dense_layer, {"gemm": t_proj + t_dense_ffn, "attention": t_core,
                                           "comm": t_tp, "other": t_ew_dense}
     t_experts = kern.moe_experts_s(ctx, T_moe, tp, dp, ep)
