@@ -51,7 +51,7 @@ QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8
               "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm",
               "grouped_fp4_speedup", "overlap_compute_slowdown", "grouped_gemm_hbm_efficiency",
               "attention_softmax_share", "attention_sfu_speedup", "attention_forward_speedup",
-              "dense_fp4_speedup", "dense_fp4_overlap_norm", "dense_fp4_kernel_s")
+              "dense_fp4_speedup", "dense_fp4_overlap_norm", "dense_fp4_kernel_s", "grouped_fp8_compute_fraction")
 #: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
 #: streaming and paged decode attention run at the copy rate unless measured otherwise.
 FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
@@ -90,6 +90,7 @@ class Ceilings:
     dense_fp4_speedup: float
     dense_fp4_overlap_norm: float
     dense_fp4_kernel_s: float
+    grouped_fp8_compute_fraction: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""
@@ -268,15 +269,23 @@ def dense_gemm_terms(precision: str, ceil: Ceilings) -> tuple[float, float]:
 
 
 def grouped_peak_flop_per_s(precision: str, peak_flop_per_s: float, fp8_peak_flop_per_s: float | None,
-                            ceil: Ceilings) -> float:
+                            ceil: Ceilings, deepgemm: bool = False) -> float:
     """The peak a grouped (MoE) GEMM at ``precision`` is timed against in :func:`gemm_time_s`.
 
     NVFP4 grouped MoE kernels run at the FP8 tensor rate times ``grouped_fp4_speedup`` (1.0: published fused
     MoE timings on B200 and B300 reach ~3.0-3.3 PFLOP/s marginal, the FP8 burst rate of both, although B300's
     dense FP4 is 3x its FP8; ``data/efficiency/ceilings.csv``), never above the FP4 rate. Other precisions
-    keep their dense peak. The serving model applies it; the training model keeps the dense FP4 rate for its
-    NVFP4 expert GEMMs, as no published NVFP4 grouped *training* kernel timing was found (applied there, it would
+    keep their dense peak, except FP8 on Hopper, whose grouped kernels run at ``grouped_fp8_compute_fraction`` of
+    the dense FP8 rate (measured on our H200: a CUTLASS grouped FP8 GEMM, PyTorch's ``_scaled_grouped_mm``, at
+    0.68-0.77 of cuBLAS's per-expert products from 512 to 4,096 rows per expert at Mixtral's shapes,
+    data/measurements/h200-2026-12-04/moe_fp8.csv). ``deepgemm``: the experts run DeepGEMM's block-scaled FP8
+    grouped kernels instead, as engines run the DeepSeek family's 128 x 128 block-scaled FP8 experts on Hopper
+    (SGLang, TensorRT-LLM), whose published grouped rates reach the dense rate (DeepGEMM README, H800); they keep
+    the dense FP8 peak. The serving model applies it; the training model keeps the
+    dense FP4 rate for its NVFP4 expert GEMMs, as no published NVFP4 grouped *training* kernel timing was found (applied there, it would
     raise the 10T-MoE headline's GB200 count by ~15%)."""
+    if precision == "fp8":
+        return peak_flop_per_s * (1.0 if deepgemm else ceil.grouped_fp8_compute_fraction)
     if precision != "fp4" or not fp8_peak_flop_per_s:
         return peak_flop_per_s
     ratio = ceil.gemm_fraction("fp8") / ceil.gemm_fraction("fp4")     # keeps the fp4 fraction gemm_time_s applies

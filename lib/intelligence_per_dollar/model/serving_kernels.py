@@ -311,10 +311,13 @@ def grouped_gemm_s(ctx: Context, m, n, k, groups):
     run weight-only: dequantised in the kernel's main loop and multiplied with BF16 activations
     (``expert_weight_only``; OpenAI ``triton_kernels`` matmul_ogs, TensorRT-LLM's TRITON MoE backend
     for GPT-OSS on Hopper; Frantar et al. 2024 "MARLIN", arXiv 2408.11743): 4-bit bytes, BF16 FLOP rate.
-    NVFP4 experts multiply at the FP8 tensor rate (:func:`efficiency.grouped_peak_flop_per_s`)."""
+    NVFP4 experts multiply at the FP8 tensor rate, and FP8 experts on Hopper at ``grouped_fp8_compute_fraction`` of
+    it unless DeepGEMM runs them (the DeepSeek family; :func:`efficiency.grouped_peak_flop_per_s`)."""
     run, peak = ("bf16", ctx.bf16_peak) if ctx.expert_weight_only else (ctx.expert_run_precision or ctx.run_precision,
                                                                         ctx.expert_peak or ctx.peak)
-    peak = efficiency.grouped_peak_flop_per_s(run, peak, peaks.dense_flop_per_s(ctx.acc, "fp8", fallback=True), ctx.ceil)
+    # the DeepSeek family (MLA) ships block-scaled FP8 experts, which engines run through DeepGEMM
+    peak = efficiency.grouped_peak_flop_per_s(run, peak, peaks.dense_flop_per_s(ctx.acc, "fp8", fallback=True), ctx.ceil,
+                                              deepgemm=architecture.is_mla(ctx.s))
     return efficiency.gemm_time_s(m, n, k, peak_flop_per_s=peak,
                                   hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s * ctx.grouped_gemm_hbm_efficiency,
                                   ceil=ctx.ceil, precision=run, operand_bytes=ctx.expert_bytes,
