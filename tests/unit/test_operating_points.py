@@ -43,7 +43,7 @@ def test_a_bad_row_is_refused_by_column(tmp_path, change, column):
 def test_the_iteration_at_the_measured_load_is_near_the_logs_mean_tpot():
     """46 runs whose layout a config states (HELD_OUT.md, set 35). The Llama 2 70B, Llama 3.1 405B and Mixtral runs
     served TensorRT engines through TensorRT-LLM's C++ executor (scheduler trtllm-engine), whose loop adds
-    ``cpp_executor_loop_s`` in series with every iteration; that value is derived from the Interactive loads below
+    ``cpp_executor_layer_s`` per layer in series with every iteration; that value is derived from the Interactive loads below
     (without it they were 11-23% short), so they are not its check: the Server loads are. There the model's
     iteration is within 11% at 15 of the 16 Server loads of the dense models on Hopper and Blackwell (B200 / B300 /
     GB200 / GB300 / H200 Llama 2 70B and Llama 3.1 405B; Google's B200 405B run is 23% long), a median 5% off, and

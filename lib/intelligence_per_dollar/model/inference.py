@@ -72,8 +72,8 @@ which is exactly TensorRT-LLM's own ``max_num_tokens`` sizing rule for its throu
 (``data/assumptions/inference.csv``), overlapped with the GPU: an iteration takes ``max(GPU, host)``, which
 binds only for small models at very large batch (e.g. Qwen3-30B-A3B at ~1,500 sequences on one B200). TensorRT-LLM's
 C++ runtime (``scheduler="trtllm-bench-engine"``, and ``"trtllm-engine"`` as NVIDIA's MLPerf harness serves with it)
-costs ``cpp_runtime_host_per_sequence_s`` per sequence instead, and its executor loop adds ``cpp_executor_loop_s`` per
-iteration in series with the GPU (no overlap, no CUDA graphs).
+costs ``cpp_runtime_host_per_sequence_s`` per sequence instead, and its executor loop adds ``cpp_executor_layer_s`` per
+layer and iteration in series with the GPU (no overlap, no CUDA graphs).
 vLLM before v0.6 had no overlap scheduler (``scheduler="vllm-v0.5"`` / ``"vllm-v0.5-offline"``): its iteration
 takes ``GPU + host``, with a per-sequence host time derived from vLLM's own profile of v0.5.3
 (:func:`serving_kernels.iteration_s`), which is why 8 GPUs at TP8 served Mistral-7B only 1.3x faster than one.

@@ -189,7 +189,8 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         assumed("scatter_add_rate", scenario) if torch_ref else 0.0,
         assumed("expert_load_cv", scenario), _host_step_s(scheduler, scenario),
         _host_per_sequence_s(scheduler, scenario), _param_totals(s), host_serial=sched.host_in_series(scheduler),
-        host_serial_step_s=assumed("cpp_executor_loop_s", scenario) if sched.cpp_executor(scheduler) else 0.0,
+        host_serial_step_s=(s.layers * assumed("cpp_executor_layer_s", scenario) if sched.cpp_executor(scheduler)
+                            else 0.0),
         kv_on_demand=sched.kv_on_demand(scheduler, kv_allocation),
         expert_w_bytes=hardware.BYTES_PER_ELEMENT[s.expert_weight_precision or precision],
         expert_run_precision=expert_run, expert_peak=peaks.dense_flop_per_s(acc, expert_run),

@@ -98,7 +98,7 @@ class Context:
     osl_dataset: str | None = None     # a dataset whose own output lengths vary (serving_lengths; None: log-normal)
     dense_tile_rows: float = 1.0       # row tile of the dense GEMMs (dense_tile_rows; 1: no tile padding)
     host_serial: bool = False          # host work runs between GPU iterations, not under them (vllm-v0.5, vllm-v1)
-    host_serial_step_s: float = 0.0    # fixed host time per iteration in series with the GPU (a C++ executor's loop)
+    host_serial_step_s: float = 0.0    # host time per iteration in series with the GPU (a C++ executor's loop)
     kv_on_demand: bool = False         # KV blocks allocated as tokens arrive, not reserved for the whole output
 
     @property
@@ -251,9 +251,10 @@ def iteration_s(ctx: Context, gpu_s, host_s):
     91.33 ms mean TPOT synchronous against 86.81 ms asynchronous).
 
     TensorRT-LLM's C++ executor (the TensorRT-engine flow, ``trtllm-bench-engine`` and ``trtllm-engine``) overlaps
-    its per-sequence work no better than the rest, but what it leaves between GPU iterations is mostly a fixed loop
-    (wait for the decoder, hand out tokens, fetch requests, schedule, prepare and enqueue the engine, its kernels
-    launched without CUDA graphs): ``ctx.host_serial_step_s`` (``cpp_executor_loop_s``) is added in series.
+    its per-sequence work no better than the rest, and leaves its loop between GPU iterations (wait for the decoder,
+    hand out tokens, fetch requests, schedule, prepare and enqueue the engine, every layer's kernels and plugins
+    launched from the host without CUDA graphs): ``ctx.host_serial_step_s`` (``cpp_executor_layer_s`` per layer)
+    is added in series.
     """
     body = gpu_s + host_s if ctx.host_serial else np.maximum(gpu_s, host_s)
     return body + ctx.host_serial_step_s if ctx.host_serial_step_s else body

@@ -23,7 +23,7 @@
   runs Llama 2 70B, Llama 3.1 405B and Mixtral 8x7B (v4.1 to v6.0, Server, Interactive and Offline): chunked context
   on (``prefill_chunk_tokens`` pieces within the token budget), TensorRT-LLM's default limits unless the run states
   its own, no CUDA graphs, the C++ runtime's host time per sequence overlapped with the GPU, and the executor loop's
-  fixed host time per iteration in series with it (``cpp_executor_loop_s``, :func:`serving_kernels.iteration_s`):
+  host time in series with each iteration (``cpp_executor_layer_s`` per layer, :func:`serving_kernels.iteration_s`):
   the harness runs with ``enable_trt_overlap`` and ``use_graphs`` off. ``trtllm-bench-engine`` pays the same loop.
 * ``"unsynchronised-adp"``: each attention-DP rank admits prompts on its own, as an engine does for
   workloads of varied lengths without a balancing scheduler (TensorRT-LLM's round-robin baseline;
@@ -196,8 +196,8 @@ def is_vllm_v1(scheduler: str) -> bool:
 
 def cpp_executor(scheduler: str) -> bool:
     """Whether TensorRT-LLM's C++ executor runs the engine (the TensorRT-engine flow): its host time per sequence
-    is the C++ runtime's, and its loop leaves a fixed host time per iteration in series with the GPU
-    (``cpp_executor_loop_s``)."""
+    is the C++ runtime's, and its loop leaves host time in series with each GPU iteration
+    (``cpp_executor_layer_s`` per layer)."""
     return scheduler in ("trtllm-bench-engine", "trtllm-engine")
 
 
