@@ -281,9 +281,9 @@ def grouped_peak_flop_per_s(precision: str, peak_flop_per_s: float, fp8_peak_flo
     data/measurements/h200-2026-12-04/moe_fp8.csv). ``deepgemm``: the experts run DeepGEMM's block-scaled FP8
     grouped kernels instead, as engines run the DeepSeek family's 128 x 128 block-scaled FP8 experts on Hopper
     (SGLang, TensorRT-LLM), whose published grouped rates reach the dense rate (DeepGEMM README, H800); they keep
-    the dense FP8 peak. The serving model applies it; the training model keeps the
-    dense FP4 rate for its NVFP4 expert GEMMs, as no published NVFP4 grouped *training* kernel timing was found (applied there, it would
-    raise the 10T-MoE headline's GB200 count by ~15%)."""
+    the dense FP8 peak. The serving model applies it; the training model keeps the dense FP4 rate for its NVFP4
+    expert GEMMs, as no published NVFP4 grouped *training* kernel timing was found (applied there, it would raise
+    the 10T-MoE headline's GB200 count by ~15%)."""
     if precision == "fp8":
         return peak_flop_per_s * (1.0 if deepgemm else ceil.grouped_fp8_compute_fraction)
     if precision != "fp4" or not fp8_peak_flop_per_s:

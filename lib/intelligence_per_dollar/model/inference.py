@@ -187,17 +187,17 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     t_tp = kern.tp_all_reduce_s(ctx, T, tp)
     t_dense_ffn = kern.ffn_s(ctx, s.d_ff, T, tp, rows_fixed)
     t_ew_dense = kern.dense_elementwise_s(ctx, T, tp)
-    dense_layer = t_proj + t_core + t_tp + t_dense_ffn + t_ew_dense
+    dense_comm = t_tp
+    if ctx.comm_overlap and not architecture.is_moe(s):
+        # a GEMM + all-reduce fusion (TensorRT-LLM's gemm_allreduce_plugin): each of the two all-reduces runs beside
+        # the GEMM that produces its input, the attention output projection and the FFN's down projection
+        t_out = t_proj * (s.heads * architecture.head_dim(s) * d) / P["attention"]
+        t_down = t_dense_ffn / (3.0 if s.gated_ffn else 2.0)
+        slow = ctx.ceil.overlap_compute_slowdown
+        dense_comm = (collectives.overlap_exposed_s(t_tp / 2.0, t_out, slow)
+                      + collectives.overlap_exposed_s(t_tp / 2.0, t_down, slow))
+    dense_layer = t_proj + t_core + dense_comm + t_dense_ffn + t_ew_dense
     if not architecture.is_moe(s):
-        if ctx.comm_overlap:
-            # a GEMM + all-reduce fusion (TensorRT-LLM's gemm_allreduce_plugin): each of the two all-reduces runs
-            # beside the GEMM that produces its input, the attention output projection and the FFN's down projection
-            t_out = t_proj * (s.heads * architecture.head_dim(s) * d) / P["attention"]
-            t_down = t_dense_ffn / (3.0 if s.gated_ffn else 2.0)
-            slow = ctx.ceil.overlap_compute_slowdown
-            exposed = (collectives.overlap_exposed_s(t_tp / 2.0, t_out, slow)
-                       + collectives.overlap_exposed_s(t_tp / 2.0, t_down, slow))
-            dense_layer = t_proj + t_core + exposed + t_dense_ffn + t_ew_dense
         return dense_layer, dense_layer, {"gemm": t_proj + t_dense_ffn, "attention": t_core,
                                           "comm": t_tp, "other": t_ew_dense}
     t_experts = kern.moe_experts_s(ctx, T_moe, tp, dp, ep)

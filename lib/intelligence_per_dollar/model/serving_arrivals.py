@@ -152,7 +152,8 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     percentiles change smoothly with the rate. ``warm``: the first ``warm`` requests are already decoding at time 0,
     each part way through its output (uniformly), so the run starts near its steady occupancy instead of ramping up
     from an empty server (their latencies are returned as NaN). ``dispatch_ranks``: the attention ranks a balancing
-    dispatcher deals one Poisson stream among (:func:`arrival_times`; 1: this rank receives a Poisson stream of its own).
+    dispatcher deals one Poisson stream among (:func:`arrival_times`; 1: this rank receives a Poisson stream of its
+    own).
 
     The engine's state is two queues: the admitted prompts still prefilling (first in, first out) and the decoding
     sequences in a heap keyed by the decode iteration at which each finishes (every decoding sequence advances one

@@ -256,8 +256,7 @@ def iteration_s(ctx: Context, gpu_s, host_s):
     launched from the host without CUDA graphs): ``ctx.host_serial_step_s`` (``cpp_executor_layer_s`` per layer)
     is added in series.
     """
-    body = gpu_s + host_s if ctx.host_serial else np.maximum(gpu_s, host_s)
-    return body + ctx.host_serial_step_s if ctx.host_serial_step_s else body
+    return (gpu_s + host_s if ctx.host_serial else np.maximum(gpu_s, host_s)) + ctx.host_serial_step_s
 
 
 # ---------------------------------------------------------------------------------------------
