@@ -59,7 +59,7 @@ from intelligence_per_dollar.model import efficiency, inference, peaks, serving_
 from intelligence_per_dollar.sources import hardware, runs
 
 __all__ = ["predict", "predict_as_user", "predict_as_user_with_requests", "is_max_load", "validation_table",
-           "user_table", "user_error_by_run_length", "validation_summary"]
+           "user_table", "user_error_by_run_length", "operating_point_table", "speculative_table", "validation_summary"]
 
 
 def _predict_gemm(case: dict, scenario: str) -> float:
@@ -88,11 +88,13 @@ def _predict_gemm(case: dict, scenario: str) -> float:
 
 def _engine_kwargs(case: dict, scenario: str) -> dict:
     """The keyword arguments of :func:`inference.estimate` / ``frontier`` a case states (KV precision, mode,
-    overlap, implementation, scheduler, its limits and its KV block policy, the spread of its output lengths)."""
+    overlap, implementation, scheduler, its limits and its KV block policy, speculative decoding, the spread of its
+    output lengths)."""
     return dict(kv_precision=case["kv_precision"], mode=case["mode"], scenario=scenario,
                 comm_overlap=case["comm_overlap"], implementation=case["implementation"],
                 scheduler=case.get("scheduler") or "physics", max_batch_size=case.get("max_batch_size"),
                 max_num_tokens=case.get("max_num_tokens"), kv_allocation=case.get("kv_allocation"),
+                speculative_tokens=case.get("speculative_tokens") or 0, accepted_tokens=case.get("accepted_tokens"),
                 **_length_kwargs(case))
 
 
@@ -268,6 +270,45 @@ def operating_point_table(scenario: str = "central") -> pd.DataFrame:
         recs.append({**rec, "predicted_step_s": e.step_time_s, "error": e.step_time_s / op["mean_tpot_s"] - 1.0,
                      "refused": ""})
     return pd.DataFrame.from_records(recs)
+
+
+def speculative_table(vt: pd.DataFrame) -> pd.DataFrame:
+    """The validation cases that ran speculative decoding (``speculative_tokens`` stated) and, where the same source
+    measured it beside them, the same run without drafts (same group, model, accelerator, GPUs, lengths, concurrency
+    and latency limits, ``speculative_tokens`` 0: TensorRT-LLM tech blog 1's MTP table), read from the validation
+    table ``vt`` (:func:`validation_table`). Columns: case, accelerator, speculative_tokens, accepted_tokens (what the
+    model used: the case's, or the measured MTP default, :func:`serving_context.speculation`), measured, predicted,
+    error, and for a drafted case with a no-draft twin its ``measured_speedup`` / ``predicted_speedup`` over that twin
+    (the acceptance is an input, so the speedup checks what verifying and drafting cost) and ``speedup_error``."""
+    cases = {c["id"]: c for c in runs.inference_runs()}
+
+    def key(c):
+        return (c["group"], c["model_name"], c["accelerator"], c["gpus"], c["input_tokens"], c["output_tokens"],
+                c["concurrency"], c.get("ttft_limit_s"), c.get("tpot_limit_s"))
+
+    drafted = [c for c in cases.values() if c["speculative_tokens"]]
+    twins = {key(c): c["id"] for c in cases.values() if not c["speculative_tokens"]}
+    keep = [c["id"] for c in drafted] + sorted({twins[key(c)] for c in drafted if key(c) in twins})
+    t = vt[vt["case"].isin(keep)].set_index("case")
+    rows = []
+    for cid in keep:
+        if cid not in t.index:
+            continue
+        c, r = cases[cid], t.loc[cid]
+        k = c["speculative_tokens"]
+        rec = {"case": cid, "accelerator": c["accelerator"], "speculative_tokens": k,
+               "accepted_tokens": serving_context.speculation(k, c["accepted_tokens"])[1], "measured": r["measured"],
+               "predicted": r["predicted"], "error": r["error"], "measured_speedup": np.nan,
+               "predicted_speedup": np.nan, "speedup_error": np.nan}
+        twin = twins.get(key(c)) if k else None
+        if twin in t.index:
+            rec["measured_speedup"] = r["measured"] / t.loc[twin, "measured"]
+            rec["predicted_speedup"] = r["predicted"] / t.loc[twin, "predicted"]
+            rec["speedup_error"] = rec["predicted_speedup"] / rec["measured_speedup"] - 1.0
+        rows.append(rec)
+    return pd.DataFrame(rows).sort_values(["speculative_tokens", "case"], ignore_index=True) if rows else \
+        pd.DataFrame(columns=["case", "accelerator", "speculative_tokens", "accepted_tokens", "measured", "predicted",
+                              "error", "measured_speedup", "predicted_speedup", "speedup_error"])
 
 
 def validation_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -94,6 +94,14 @@ micro-batches, a busy rank holds a whole sequence and the others wait (throughpu
 lengths, ``output_dataset``): a full batch holds long requests in proportion to their length, so the decode context
 and the KV cache per sequence grow, and a finite run ends on its longest requests (:mod:`serving_lengths`).
 
+**Speculative decoding** (``speculative_tokens`` k, ``accepted_tokens`` a): each iteration the target model runs
+each decoding sequence's last token and its k drafts (``k + 1`` rows through every GEMM and collective, ``k + 1``
+queries over the same KV cache), a one-layer drafter then proposes the next k one after the other
+(:func:`_draft_s`: DeepSeek's MTP module, one layer and the shared head per draft), and a sequence emits ``a`` tokens
+(1 to ``k + 1``; Leviathan et al. 2023): per-user speed ``a / t_iteration``, its requests replaced ``a`` times as
+often. Checked on TensorRT-LLM's measured DeepSeek-R1 MTP table (tech blog 1: TPS/user with 1-5 drafts over none)
+and MLPerf Inference v6.1's DeepSeek-R1 Interactive runs (TPOT 15 ms, MTP 3).
+
 **Capacity.** Weights per GPU (dense weights split by TP and replicated across attention-DP ranks, experts split
 across the replica), the KV cache of every running sequence (its prompt and its whole output where the engine
 reserves blocks at admission, ``ISL + OSL``: TensorRT-LLM's GUARANTEED_NO_EVICT, ``trtllm-bench`` and the
@@ -113,7 +121,6 @@ kernels per layer) live in ``data/assumptions/inference.csv``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -124,6 +131,7 @@ from intelligence_per_dollar.model import serving_benchmarks as bench
 from intelligence_per_dollar.model import serving_context as sctx
 from intelligence_per_dollar.model import serving_kernels as kern, serving_layouts as layouts, serving_pipeline as pipe
 from intelligence_per_dollar.model import serving_offload as offl
+from intelligence_per_dollar.model.serving_estimate import Estimate, tokens_per_s_per_mw, usd_per_mtok
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.model.serving_context import IMPLEMENTATIONS, MAX_GPUS, MODES, PRECISIONS
 from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, candidates
@@ -136,40 +144,29 @@ __all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTI
 
 
 # ---------------------------------------------------------------------------------------------
-# cost and power per token
-# ---------------------------------------------------------------------------------------------
-
-def usd_per_mtok(output_tokens_per_s_per_gpu, usd_per_gpu_hour):
-    """Cost per million output tokens: ``$/GPU-h / 3600 / (tokens/s per GPU) x 1e6``."""
-    price = checks.array("usd_per_gpu_hour", usd_per_gpu_hour, low=0.0)
-    tps = checks.array("output_tokens_per_s_per_gpu", output_tokens_per_s_per_gpu, low=0.0, low_open=True)
-    return price / 3600.0 / tps * 1e6
-
-
-def tokens_per_s_per_mw(output_tokens_per_s_per_gpu, power_w_per_gpu):
-    """Output tokens per second per megawatt of (GPU or all-in) power."""
-    p = checks.array("power_w_per_gpu", power_w_per_gpu, low=0.0, low_open=True)
-    return checks.array("output_tokens_per_s_per_gpu", output_tokens_per_s_per_gpu, low=0.0) / p * 1e6
-
-
-# ---------------------------------------------------------------------------------------------
 # the vectorised evaluator: token mix -> layer stages -> step -> host -> memory
 # ---------------------------------------------------------------------------------------------
 
 def _token_mix(ctx: kern.Context, b):
-    """(decode tokens, prefill tokens, mean decode context) per attention rank per iteration (Eq. 1); the context
-    is ``ISL`` plus the mean position of a running sequence (``OSL / 2``, more when lengths vary: serving_lengths)."""
+    """(decode sequences, prefill tokens, mean decode context) per attention rank per iteration (Eq. 1); the context
+    is ``ISL`` plus the mean position of a running sequence (``OSL / 2``, more when lengths vary: serving_lengths).
+    With speculative decoding each sequence emits ``accepted_tokens`` per iteration, so its requests finish and are
+    replaced that much sooner: ``b x accepted x ISL / OSL`` prompt tokens per iteration."""
     isl, osl = ctx.isl, ctx.osl
     if ctx.mode == "aggregated":
-        return b, b * isl / osl, isl + ctx.decode_position_tokens
+        return b, b * ctx.accepted_tokens * isl / osl, isl + ctx.decode_position_tokens
     if ctx.mode == "decode":
         return b, 0.0 * b, isl + ctx.decode_position_tokens
     return 0.0 * b, b * isl, 0.0        # prefill: b prompts per iteration, one output token each
 
 
 def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill=None,
-                 d_run=None, moe_decode=None, rows_fixed=False):
+                 d_run=None, moe_decode=None, rows_fixed=False, queries=None):
     """(dense layer s, MoE layer s, parts of the repeated layer) for one iteration's token mix.
+
+    ``decode_tokens`` (and ``d_run``, ``moe_decode``) count decoding sequences; each runs ``queries`` tokens through
+    the layer (default ``ctx.verify_tokens``: its last token and the drafts it verifies under speculative decoding,
+    1 without; a draft layer runs 1).
 
     ``prefill_tokens``: on the busiest attention rank (it paces attention and the dense layers);
     ``moe_prefill``: the ranks' mean (what the experts and the all-to-all carry; default the same).
@@ -179,11 +176,12 @@ def _layer_times(ctx: kern.Context, tp, dp, ep, decode_tokens, prefill_tokens, c
     graph, so its dense GEMMs run a fixed number of rows (:func:`serving_kernels.gemm_s`).
     """
     s, P, d = ctx.s, ctx.params, ctx.s.d_model
+    q = float(ctx.verify_tokens if queries is None else queries)
     d_run = decode_tokens if d_run is None else d_run
-    T = d_run + prefill_tokens                        # tokens per attention rank the GEMMs and collectives see
-    T_moe = (d_run if moe_decode is None else moe_decode) + (prefill_tokens if moe_prefill is None else moe_prefill)
+    T = d_run * q + prefill_tokens                    # tokens per attention rank the GEMMs and collectives see
+    T_moe = (d_run if moe_decode is None else moe_decode) * q + (prefill_tokens if moe_prefill is None else moe_prefill)
     t_proj = kern.gemm_s(ctx, T, P["attention"] / d / tp, d, attention=True, fixed_rows=rows_fixed)
-    t_core = kern.attention_core_s(ctx, tp, decode_tokens, prefill_tokens, context)
+    t_core = kern.attention_core_s(ctx, tp, decode_tokens, prefill_tokens, context, q)
     t_tp = kern.tp_all_reduce_s(ctx, T, tp)
     t_dense_ffn = kern.ffn_s(ctx, s.d_ff, T, tp, rows_fixed)
     t_ew_dense = kern.dense_elementwise_s(ctx, T, tp)
@@ -230,12 +228,33 @@ def _gpu_step_s(ctx: kern.Context, tp, dp, ep, b, decode_tokens, prefill_tokens,
     d_run = sched.graph_padded_tokens(ctx.scheduler, decode_tokens, prompt, cap, replay)
     t_dense, t_moe, parts = _layer_times(ctx, tp, dp, ep, decode_tokens, prefill_tokens, context, moe_prefill,
                                          d_run, d_run * busy, replay)
-    head_tokens = d_run + (b if ctx.mode == "prefill" else 0.0 * b)
+    head_tokens = d_run * ctx.verify_tokens + (b if ctx.mode == "prefill" else 0.0 * b)
     t_head = kern.gemm_s(ctx, np.maximum(head_tokens, 1.0), s.vocab / tp, s.d_model, head=True, fixed_rows=replay)
-    send = pipe.stage_send_s(ctx, decode_tokens + prefill_tokens, tp, dp, pp)
+    t_head = t_head + _draft_s(ctx, tp, dp, ep, decode_tokens, context, d_run, busy, replay)
+    send = pipe.stage_send_s(ctx, decode_tokens * ctx.verify_tokens + prefill_tokens, tp, dp, pp)
     if through:
         return pipe.through_stages_s(s, pp, t_dense, t_moe, t_head) + (pp - 1.0) * send, t_dense, parts, t_head
     return pipe.slowest_stage_s(s, pp, t_dense, t_moe, t_head) + send, t_dense, parts, t_head
+
+
+def _draft_s(ctx: kern.Context, tp, dp, ep, decode_tokens, context, d_run, busy, rows_fixed):
+    """Drafting ``spec_tokens`` tokens per decoding sequence on the last stage, after the target model: each draft
+    runs one layer of the model's own kind (the MoE layer of a MoE model) for one token per sequence, the projection
+    of its input (``2 d -> d``) and the shared LM head, one draft after the other. This is DeepSeek-V3's multi-token
+    prediction module run autoregressively (DeepSeek-V3 report, arXiv 2412.19437, section 2.2: one transformer block,
+    a ``2d x d`` projection, the shared embedding and output head; TensorRT-LLM tech blog 2, "MTP Eagle": "call the
+    same MTP module forward K times to get K new draft tokens"), and the shape of one-layer draft heads (EAGLE).
+    0 without speculative decoding or in a prefill instance."""
+    k = ctx.spec_tokens
+    if not k or ctx.mode == "prefill":
+        return 0.0 * np.asarray(d_run, float)
+    s, d = ctx.s, ctx.s.d_model
+    t_dense, t_moe, _ = _layer_times(ctx, tp, dp, ep, decode_tokens, 0.0 * d_run, context, 0.0 * d_run, d_run,
+                                     d_run * busy, rows_fixed, queries=1.0)
+    rows = np.maximum(d_run, 1.0)
+    t_proj = kern.gemm_s(ctx, rows, d / tp, 2 * d, fixed_rows=rows_fixed)
+    t_head = kern.gemm_s(ctx, rows, s.vocab / tp, d, head=True, fixed_rows=rows_fixed)
+    return k * ((t_moe if architecture.is_moe(s) else t_dense) + t_proj + t_head)
 
 
 def _gemm_attribution_s(ctx: kern.Context, parts, t_dense, t_head):
@@ -261,7 +280,7 @@ def _aggregated_step(ctx: kern.Context, tp, dp, ep, b, dec, pre, context, t_host
     lam = pre / piece
     many = lam > sched.MANY_PIECES                     # many pieces per iteration: the mean is exact enough
     lam = np.where(many, 0.0, lam)
-    cap = np.maximum(np.floor((sched.limits(ctx, tp, dp, pp)[1] - dec) / piece), 1.0)
+    cap = np.maximum(np.floor((sched.limits(ctx, tp, dp, pp)[1] - dec * ctx.verify_tokens) / piece), 1.0)
     # ranks wait for the busiest only where MoE layers synchronise them; a dense model's dp ranks step on their own
     ranks = np.ones_like(dp) if sched.adp_balanced(ctx.scheduler) or not architecture.is_moe(ctx.s) else dp
     probs, scale = sched.busiest_rank_pieces(lam, ranks, cap, sched.pieces_needed(lam, cap))
@@ -313,11 +332,13 @@ def evaluate(ctx: kern.Context, c: Mapping[str, np.ndarray]) -> dict[str, np.nda
     w = w + offl.staged_weight_bytes(ctx, tp, r, pp, off)
     mem = w + kv + work
     usable = ctx.acc.memory_capacity_bytes * ctx.memory_fraction
-    tokens_per_step = dec if ctx.mode != "prefill" else b              # per attention rank (prefill: one per prompt)
+    # output tokens per attention rank and iteration: accepted_tokens per decoding sequence (1 without drafts);
+    # prefill: one per prompt
+    tokens_per_step = dec * ctx.accepted_tokens if ctx.mode != "prefill" else b
     L = float(s.layers)
     return {"step_s": t_step, "ttft_s": t_ttft, "gpu_step_s": t_gpu + 0 * t_step, "host_s": t_host + 0 * t_step,
             "output_tokens_per_s_per_gpu": tokens_per_step * emitting * dp / (t_step * r * pp),
-            "tokens_per_s_per_user": np.where(ctx.mode == "prefill", ctx.isl, 1.0) / (pp * t_step),
+            "tokens_per_s_per_user": np.where(ctx.mode == "prefill", ctx.isl, ctx.accepted_tokens) / (pp * t_step),
             "memory_per_gpu_bytes": mem, "weights_bytes": w + 0 * mem,
             "kv_cache_bytes": kv + 0 * mem, "workspace_bytes": work + 0 * mem, "usable_bytes": usable,
             "fits": (mem <= usable) & offl.host_fits(ctx, tp, r, pp, off), "sequences_per_rank": b,
@@ -344,61 +365,22 @@ def max_concurrency(ctx: kern.Context, c: Mapping[str, np.ndarray], steady: bool
     b = np.floor((m0["usable_bytes"] - m0["memory_per_gpu_bytes"]) / slope)
     seqs, tokens = sched.limits(ctx, tp, base["dp"], pp)
     b = np.where(offl.host_fits(ctx, tp, tp * base["dp"], pp, base.get("offload", 0.0)), np.minimum(b, seqs), 0.0)
-    per_seq = {"prefill": ctx.isl, "aggregated": 1.0 + ctx.isl / ctx.osl if steady else 0.0}.get(ctx.mode, 0.0)
+    per_seq = {"prefill": ctx.isl, "aggregated": ctx.verify_tokens + ctx.accepted_tokens * ctx.isl / ctx.osl
+               if steady else 0.0}.get(ctx.mode, 0.0)
     b = np.minimum(b, np.maximum(np.floor(tokens / per_seq), 1.0)) if per_seq else b
     return np.maximum(b, 0.0) * ranks
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """One serving configuration at one concurrency (SI units)."""
-
-    output_tokens_per_s_per_gpu: float
-    tokens_per_s_per_user: float
-    ttft_s: float
-    step_time_s: float
-    memory_per_gpu_bytes: float
-    memory_breakdown_bytes: Mapping[str, float]
-    time_breakdown_s: Mapping[str, float]
-    parallelism: Mapping[str, int]
-    concurrency: float
-    max_concurrency: float
-    gpus: int
-    accelerator: str
-    precision: str
-    input_tokens: int
-    output_tokens: int
-    mode: str
-    power_w_per_gpu: float
-    weight_offload_fraction: float = 0.0    # share of the layer weights streamed from host memory (serving_offload)
-
-    @property
-    def input_tokens_per_s_per_gpu(self) -> float:
-        """Prompt tokens processed per second per GPU (equal to output x ISL/OSL when aggregated)."""
-        if self.mode == "prefill":
-            return self.output_tokens_per_s_per_gpu * self.input_tokens
-        return self.output_tokens_per_s_per_gpu * self.input_tokens / self.output_tokens
-
-    def usd_per_mtok(self, usd_per_gpu_hour: float) -> float:
-        """$ per million output tokens at ``usd_per_gpu_hour`` (prefill mode: per million input tokens)."""
-        tps = self.input_tokens_per_s_per_gpu if self.mode == "prefill" else self.output_tokens_per_s_per_gpu
-        return float(usd_per_mtok(tps, usd_per_gpu_hour))
-
-    def tokens_per_s_per_mw(self, power_w_per_gpu: float | None = None) -> float:
-        """Output tokens/s per MW; ``power_w_per_gpu`` defaults to the GPU's TDP (pass all-in power)."""
-        return float(tokens_per_s_per_mw(self.output_tokens_per_s_per_gpu, power_w_per_gpu or self.power_w_per_gpu))
-
-
 def _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism, kv_precision, mode, scenario,
            comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None), weight_offload=False,
-           output_spread=(0.0, None, None), kv_allocation=None):
+           output_spread=(0.0, None, None), kv_allocation=None, speculative=(0, None)):
     gpus = checks.integer("gpus", gpus, low=1, high=MAX_GPUS)
     precision = hardware.precision_id(precision, "precision", sctx.PRECISIONS)
     kv_precision = None if kv_precision is None else hardware.precision_id(kv_precision, "kv_precision", sctx.PRECISIONS)
     checks.choice("scenario", scenario, efficiency.SCENARIOS)
     checks.boolean("comm_overlap", comm_overlap)
     ctx = sctx.context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario, comm_overlap,
-                       implementation, scheduler, limits, weight_offload, output_spread, kv_allocation)
+                       implementation, scheduler, limits, weight_offload, output_spread, kv_allocation, speculative)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict of {', '.join(PARALLELISM_KEYS)}")
     fixed = layouts.check_parallelism(ctx, gpus, parallelism or {})
@@ -417,12 +399,14 @@ def serving_context(model, accelerator: str, gpus: int, precision: str = "fp8", 
                     scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
                     weight_offload: bool | float | None = None, output_tokens_cv: float = 0.0,
                     output_tokens_max: int | None = None, output_dataset: str | None = None,
-                    kv_allocation: str | None = None) -> kern.Context:
+                    kv_allocation: str | None = None, speculative_tokens: int = 0,
+                    accepted_tokens: float | None = None) -> kern.Context:
     """The validated per-case context :func:`frontier` evaluates with the same arguments (for callers that run the
     iteration model themselves, :mod:`serving_arrivals`)."""
     return _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, None, kv_precision, mode, scenario,
                   comm_overlap, implementation, scheduler, (max_batch_size, max_num_tokens), weight_offload,
-                  (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation)[1]
+                  (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation,
+                  (speculative_tokens, accepted_tokens))[1]
 
 
 def _no_fit_message(ctx, gpus, c):
@@ -457,7 +441,8 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              requests: int | None = None, max_batch_size: int | None = None,
              max_num_tokens: int | None = None, weight_offload: bool | float | None = None,
              output_tokens_cv: float = 0.0, output_tokens_max: int | None = None,
-             output_dataset: str | None = None, kv_allocation: str | None = None) -> Estimate:
+             output_dataset: str | None = None, kv_allocation: str | None = None, speculative_tokens: int = 0,
+             accepted_tokens: float | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
@@ -477,11 +462,19 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     ``output_tokens_cv`` must then stay 0. ``kv_allocation``: when the engine takes a sequence's KV blocks,
     ``"reserve"`` (its prompt and whole output at admission: TensorRT-LLM's default GUARANTEED_NO_EVICT) or
     ``"on-demand"`` (as tokens arrive: vLLM, TensorRT-LLM's MAX_UTILIZATION), which sets how many sequences fit
-    (None: the scheduler's own, :func:`serving_schedulers.kv_on_demand`)."""
+    (None: the scheduler's own, :func:`serving_schedulers.kv_on_demand`). ``speculative_tokens``: draft tokens per
+    sequence and iteration (speculative decoding with a one-layer drafter such as DeepSeek's MTP module; 0: none);
+    ``accepted_tokens``: the mean tokens a sequence emits per iteration, ``1 + `` the accepted drafts (None: the
+    measured DeepSeek-R1 MTP acceptance of ``data/assumptions/inference.csv`` for ``speculative_tokens`` 1-5)."""
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
                           (max_batch_size, max_num_tokens), weight_offload,
-                          (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation)
+                          (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation,
+                          (speculative_tokens, accepted_tokens))
+    if requests is not None and ctx.spec_tokens:
+        raise ValueError(f"requests={requests!r} with speculative_tokens={ctx.spec_tokens}: the finite benchmark's "
+                         f"ramp and drain (serving_benchmarks) advance one token per iteration; allowed: requests=None "
+                         f"(the steady state) or speculative_tokens=0")
     requests = bench.check_requests(requests, ctx)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
@@ -526,7 +519,7 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              scheduler: str = "physics", max_batch_size: int | None = None, max_num_tokens: int | None = None,
              envelope: bool = True, weight_offload: bool | float | None = None, output_tokens_cv: float = 0.0,
              output_tokens_max: int | None = None, output_dataset: str | None = None,
-             kv_allocation: str | None = None):
+             kv_allocation: str | None = None, speculative_tokens: int = 0, accepted_tokens: float | None = None):
     """The throughput-interactivity frontier (``envelope=False``: every layout and concurrency that fits,
     before the Pareto envelope is taken, for filters on other axes such as TTFT, :mod:`serving_slo`).
 
@@ -539,12 +532,14 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     row per concurrency with its fastest valid layout; rows that do not fit keep ``fits=False``
     and NaN metrics. Columns: :data:`FRONTIER_COLUMNS` (``offload``: the share of the layer weights streamed from
     host memory). ``max_batch_size``, ``max_num_tokens``, ``weight_offload``, ``output_tokens_cv``,
-    ``output_tokens_max``, ``output_dataset``, ``kv_allocation``: as in :func:`estimate`.
+    ``output_tokens_max``, ``output_dataset``, ``kv_allocation``, ``speculative_tokens``, ``accepted_tokens``: as in
+    :func:`estimate`.
     """
     gpus, ctx, c = _setup(model, accelerator, gpus, precision, input_tokens, output_tokens, parallelism,
                           kv_precision, mode, scenario, comm_overlap, implementation, scheduler,
                           (max_batch_size, max_num_tokens), weight_offload,
-                          (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation)
+                          (output_tokens_cv, output_tokens_max, output_dataset), kv_allocation,
+                          (speculative_tokens, accepted_tokens))
     checks.boolean("envelope", envelope)
     mc = max_concurrency(ctx, c)
     if mc.max() < 1:

@@ -140,7 +140,8 @@ def _prefill_takes(prefilling, pre_left: list[float], room: float, want_max: flo
 
 def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_tokens, max_sequences: int,
              max_num_tokens: float, prefill_piece: float, seed: int = 0, warm: int = 0,
-             dispatch_ranks: int = 1) -> dict[str, np.ndarray]:
+             dispatch_ranks: int = 1, accepted_tokens: float = 1.0,
+             tokens_per_decode: float = 1.0) -> dict[str, np.ndarray]:
     """One attention rank under Poisson arrivals at ``rate_per_s``: per request (in arrival order) ``arrival_s``,
     ``admit_s`` (when the engine took it in), ``ttft_s`` and ``tpot_s`` (NaN for one-token outputs), ``finish_s``.
 
@@ -153,13 +154,17 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     each part way through its output (uniformly), so the run starts near its steady occupancy instead of ramping up
     from an empty server (their latencies are returned as NaN). ``dispatch_ranks``: the attention ranks a balancing
     dispatcher deals one Poisson stream among (:func:`arrival_times`; 1: this rank receives a Poisson stream of its
-    own).
+    own). ``accepted_tokens``: output tokens a decoding sequence emits per iteration (speculative decoding: the
+    accepted drafts and the target's own token, :func:`serving_context.speculation`; 1 without), and
+    ``tokens_per_decode`` the tokens of the budget each decoding sequence takes (its last token and its drafts).
 
     The engine's state is two queues: the admitted prompts still prefilling (first in, first out) and the decoding
-    sequences in a heap keyed by the decode iteration at which each finishes (every decoding sequence advances one
-    token per iteration), so an iteration costs a few operations on the prompts it touches, not on every sequence."""
+    sequences in a heap keyed by the decode iteration at which each finishes (every decoding sequence advances
+    ``accepted_tokens`` tokens per iteration), so an iteration costs a few operations on the prompts it touches, not on every sequence."""
     rate, out, ins, cap, budget, piece = _checked(rate_per_s, input_tokens, output_tokens, max_sequences,
                                                   max_num_tokens, prefill_piece)
+    per_iter = checks.number("accepted_tokens", accepted_tokens, low=1.0)
+    q = checks.number("tokens_per_decode", tokens_per_decode, low=1.0)
     n, whole = out.size, not np.isfinite(piece)
     warm = min(checks.integer("warm", warm, low=0), n, cap)
     arrive = np.zeros(n)
@@ -173,7 +178,7 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
     want_max = min(piece, budget)
     # decoding sequences: (decode iteration at which the last token comes, request); a warm one finishes at once
     # when its draw left no token (it is then done at the first iteration, as every finished sequence)
-    decoding = [(float(k), i) for i, k in enumerate(warm_left.tolist())]
+    decoding = [(float(k) / per_iter, i) for i, k in enumerate(warm_left.tolist())]
     heapq.heapify(decoding)
     prefilling: deque[int] = deque()           # admitted, prompt not done, in admission (= arrival) order
     done_decodes = 0.0                         # decode iterations so far (each decoding sequence advances one token)
@@ -188,7 +193,7 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
             t = max(t, arrive_l[nxt])
             continue
         nd = len(decoding)
-        room = budget - nd
+        room = budget - nd * q
         takes = _prefill_takes(prefilling, pre_left, room, want_max, whole) if prefilling and room > 0 else []
         tokens = float(sum(a for _, a in takes))
         dt = step(nd, tokens)
@@ -214,7 +219,7 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
                 if out_l[i] <= 1.0:
                     finish[i] = t
                 else:
-                    heapq.heappush(decoding, (done_decodes + out_l[i] - 1.0, i))
+                    heapq.heappush(decoding, (done_decodes + (out_l[i] - 1.0) / per_iter, i))
     first_a, finish_a, admit_a = np.array(first), np.array(finish), np.array(admit)
     ttft = first_a - arrive
     tpot = np.where(out > 1, (finish_a - first_a) / np.maximum(out - 1.0, 1.0), np.nan)
@@ -262,21 +267,24 @@ def latency_percentiles(sim: dict[str, np.ndarray], percentile: float) -> tuple[
 
 
 def steady_in_flight(step: IterationTable, rate_per_s: float, input_tokens: int, mean_output_tokens: float,
-                     max_sequences: int) -> float:
-    """Sequences in flight at ``rate_per_s`` in the steady state (Little's law, ``L = rate x osl x t(L)`` with the
-    iteration ``t`` carrying ``L x ISL / OSL`` prompt tokens; fixed-point iteration from below), or ``inf`` when no
-    occupancy up to ``max_sequences`` keeps up with the arrivals (an open system above its capacity)."""
+                     max_sequences: int, accepted_tokens: float = 1.0) -> float:
+    """Sequences in flight at ``rate_per_s`` in the steady state (Little's law, ``L = rate x (osl / a) x t(L)`` with
+    ``a`` the tokens a sequence emits per iteration, ``accepted_tokens``, and the iteration ``t`` carrying
+    ``L x a x ISL / OSL`` prompt tokens; fixed-point iteration from below), or ``inf`` when no occupancy up to
+    ``max_sequences`` keeps up with the arrivals (an open system above its capacity)."""
     rate = checks.positive_number("rate_per_s", rate_per_s)
-    share = input_tokens / mean_output_tokens
+    a = checks.number("accepted_tokens", accepted_tokens, low=1.0)
+    share = input_tokens / mean_output_tokens * a
+    iterations = mean_output_tokens / a
 
     def t(L):
         return step(L, L * share)
 
-    if rate * mean_output_tokens * t(max_sequences) >= max_sequences:
+    if rate * iterations * t(max_sequences) >= max_sequences:
         return np.inf
     L = 0.0
     for _ in range(200):
-        nxt = rate * mean_output_tokens * t(L)
+        nxt = rate * iterations * t(L)
         if abs(nxt - L) <= 1e-6 * max(nxt, 1.0):
             return nxt
         L = nxt
@@ -329,13 +337,14 @@ def max_rate(ctx: kern.Context, tp: int, dp: int, ep: int, rate_hi_per_s: float,
     table = iteration_table(ctx, tp, dp, ep, cap, budget)
 
     def run(rate):
-        L = steady_in_flight(table, rate, ctx.isl, float(out.mean()), cap)
+        L = steady_in_flight(table, rate, ctx.isl, float(out.mean()), cap, ctx.accepted_tokens)
         if not np.isfinite(L):          # above the rank's capacity: the queue grows without bound
             return False, {}
         warm = int(round(L))
         sim = simulate(table, rate, np.concatenate([np.resize(ins, warm), ins]),
                        np.concatenate([np.resize(out, warm), out]), cap, budget, ctx.prefill_chunk_tokens, warm=warm,
-                       dispatch_ranks=dispatch_ranks)
+                       dispatch_ranks=dispatch_ranks, accepted_tokens=ctx.accepted_tokens,
+                       tokens_per_decode=ctx.verify_tokens)
         ttft, tpot = latency_percentiles(sim, percentile)
         good = (max_ttft_s is None or ttft <= max_ttft_s) and (max_tpot_s is None or tpot <= max_tpot_s)
         mid = window(sim)

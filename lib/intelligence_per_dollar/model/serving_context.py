@@ -14,7 +14,8 @@ from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import assumptions, checks, hardware, models
 
-__all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "MAX_GPUS", "assumed", "default_kv_precision", "context"]
+__all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "MAX_GPUS", "MAX_SPECULATIVE_TOKENS", "assumed",
+           "default_kv_precision", "speculation", "context"]
 
 PRECISIONS = ("bf16", "fp8", "fp4")
 #: ``aggregated``: prefill piggybacks on decode iterations (Eq. 1); ``decode``: a decode-only
@@ -152,12 +153,43 @@ def _prefill_piece(scheduler: str, acc: hardware.Accelerator, max_num_tokens: in
     return assumed("prefill_chunk_tokens", scenario)
 
 
+#: Most draft tokens per iteration a caller may ask for (engines run 1-8: TensorRT-LLM's MTP ``num_nextn_predict_layers``,
+#: SGLang's ``speculative_num_steps``); the measured acceptance of ``data/assumptions/inference.csv`` covers 1-5.
+MAX_SPECULATIVE_TOKENS = 16
+
+
+def speculation(speculative_tokens, accepted_tokens, scenario: str = "central") -> tuple[int, float]:
+    """(draft tokens per iteration, mean tokens a sequence emits per iteration) of speculative decoding, validated.
+
+    A sequence verifies ``k`` drafts per iteration and keeps the longest agreeing prefix plus the target's own next
+    token, so it emits between 1 and ``k + 1`` tokens (Leviathan et al. 2023, "Fast Inference from Transformers via
+    Speculative Decoding", ICML, section 3.1). How many depends on the drafter and the text, not the hardware: given
+    as ``accepted_tokens``, or where None, TensorRT-LLM's measured DeepSeek-R1 MTP acceptance for ``k`` = 1-5
+    (``mtp_accepted_tokens_k1`` ... ``_k5`` of ``data/assumptions/inference.csv``). ``k`` 0: no speculation,
+    one token per iteration."""
+    k = checks.integer("speculative_tokens", speculative_tokens, low=0, high=MAX_SPECULATIVE_TOKENS)
+    if accepted_tokens is None:
+        if k == 0:
+            return 0, 1.0
+        if k > 5:
+            raise ValueError(f"speculative_tokens={k} with accepted_tokens=None: the measured acceptance covers 1-5 "
+                             f"draft tokens; allowed: speculative_tokens 0-5, or give accepted_tokens (1 to {k + 1})")
+        return k, assumed(f"mtp_accepted_tokens_k{k}", scenario)
+    e = checks.number("accepted_tokens", accepted_tokens, low=1.0)
+    if e > k + 1:
+        raise ValueError(f"accepted_tokens={accepted_tokens!r} with speculative_tokens={k}: a sequence emits at most "
+                         f"its {k} drafts and one token of its own per iteration; allowed: 1 to {k + 1}")
+    return k, float(e)
+
+
 def context(model, accelerator, precision, input_tokens, output_tokens, kv_precision, mode, scenario,
              comm_overlap=False, implementation="engine", scheduler="physics", limits=(None, None),
-             weight_offload=False, output_spread=(0.0, None, None), kv_allocation=None) -> kern.Context:
+             weight_offload=False, output_spread=(0.0, None, None), kv_allocation=None,
+             speculative=(0, None)) -> kern.Context:
     """The :class:`serving_kernels.Context` of one case; ``output_spread``: (``output_tokens_cv``,
     ``output_tokens_max``, ``output_dataset``) of the output-length distribution (:mod:`serving_lengths`;
-    (0, None, None): one length)."""
+    (0, None, None): one length); ``speculative``: (``speculative_tokens``, ``accepted_tokens``) of
+    :func:`speculation`."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
@@ -170,6 +202,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     osl_cv, osl_max = lengths.check_cv(output_spread[0]), lengths.check_max(output_spread[1], osl)
     osl_dataset = lengths.check_dataset(output_spread[2], osl_cv)
     lengths.in_flight_final_tokens(osl, osl_cv, osl_max, osl_dataset)   # refuses a cv the cap cannot reach
+    spec_tokens, accepted = speculation(*speculative, scenario)
     dense, attention = dense_weight_precision(s, precision), attention_weight_precision(s, precision)
     run, expert_run, attention_run = (_run_precision(acc, p) for p in (dense, precision, attention))
     ceil = efficiency.ceilings(acc, scenario)
@@ -203,4 +236,5 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         host_link_efficiency=assumed("host_link_efficiency", scenario),
         memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max,
         osl_dataset=osl_dataset,
-        dense_tile_rows=checks.integer("dense_tile_rows", assumed("dense_tile_rows", scenario), low=1, whole_floats=True))
+        dense_tile_rows=checks.integer("dense_tile_rows", assumed("dense_tile_rows", scenario), low=1, whole_floats=True),
+        spec_tokens=spec_tokens, accepted_tokens=accepted)

@@ -100,6 +100,15 @@ class Context:
     host_serial: bool = False          # host work runs between GPU iterations, not under them (vllm-v0.5, vllm-v1)
     host_serial_step_s: float = 0.0    # host time per iteration in series with the GPU (a C++ executor's loop)
     kv_on_demand: bool = False         # KV blocks allocated as tokens arrive, not reserved for the whole output
+    spec_tokens: int = 0               # draft tokens per sequence and iteration (speculative decoding; 0: none)
+    accepted_tokens: float = 1.0       # mean tokens a decoding sequence emits per iteration (1 without drafts)
+
+    @property
+    def verify_tokens(self) -> int:
+        """Tokens of each decoding sequence the target model runs per iteration: its last token and the
+        ``spec_tokens`` drafts it verifies (TensorRT-LLM tech blog 2, "Attention for MTP": "for MTP, there will be
+        K+1 input tokens" in the generation phase)."""
+        return 1 + self.spec_tokens
 
     @property
     def decode_position_tokens(self) -> float:
@@ -389,14 +398,15 @@ def _attended(ctx: Context, context):
     return (context * (s.layers - s.local_attention_layers) + local * s.local_attention_layers) / s.layers
 
 
-def decode_attention_s(ctx: Context, tp, decode_tokens, context):
-    """Decode attention of one layer: each sequence reads its KV cache (``context`` tokens) once,
-    at the paged decode kernels' HBM rate (``decode_attention_hbm_fraction``: the copy rate on the H200
+def decode_attention_s(ctx: Context, tp, decode_tokens, context, queries=1.0):
+    """Decode attention of one layer: each of ``decode_tokens`` sequences reads its KV cache (``context`` tokens)
+    once, at the paged decode kernels' HBM rate (``decode_attention_hbm_fraction``: the copy rate on the H200
     family, measured lower for TensorRT-LLM's trtllm-gen kernels on B200), or its FLOPs at the
-    flash-attention rate if those bind."""
+    flash-attention rate if those bind. ``queries``: query tokens per sequence (``1 + spec_tokens`` when the target
+    model verifies drafts: the FLOPs grow with them, the KV cache is still read once)."""
     s = ctx.s
     kv_read = decode_tokens * kv_tokens_per_layer(ctx, context) * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp)
-    flop = decode_tokens * decode_attention_flops_per_token(ctx, context) / s.layers / tp
+    flop = decode_tokens * queries * decode_attention_flops_per_token(ctx, context) / s.layers / tp
     kv_rate = ctx.acc.hbm_bytes_per_s * ctx.ceil.decode_attention_hbm_fraction
     t_flop = flop / (ctx.bf16_peak * ctx.ceil.attention_fraction() * ctx.ceil.attention_forward_speedup)
     return np.maximum(kv_read / kv_rate, t_flop * efficiency.attention_head_dim_factor(decode_score_head_dim(s), ctx.ceil))
@@ -432,9 +442,10 @@ def kv_write_s(ctx: Context, tp, prefill_tokens):
     return prefill_tokens * ctx.kv_bytes_per_token / s.layers / kv_shards(ctx, tp) / ctx.hbm_bytes_per_s_achieved
 
 
-def attention_core_s(ctx: Context, tp, decode_tokens, prefill_tokens, context):
-    """The attention core of one layer: decode reads, prefill attention, KV writes, one kernel floor."""
-    return (decode_attention_s(ctx, tp, decode_tokens, context) + prefill_attention_s(ctx, tp, prefill_tokens)
+def attention_core_s(ctx: Context, tp, decode_tokens, prefill_tokens, context, queries=1.0):
+    """The attention core of one layer: decode reads (``queries`` per sequence, :func:`decode_attention_s`),
+    prefill attention, KV writes, one kernel floor."""
+    return (decode_attention_s(ctx, tp, decode_tokens, context, queries) + prefill_attention_s(ctx, tp, prefill_tokens)
             + kv_write_s(ctx, tp, prefill_tokens) + ctx.kernel_floor_s)
 
 

@@ -136,15 +136,18 @@ def memory_bytes(ctx: kern.Context, tp, r, b, dec, pre, pp=1.0):
     (:attr:`serving_kernels.Context.reserved_output_tokens`: the whole output where the engine reserves it at
     admission, the tokens generated so far where it allocates blocks as they arrive). Workspace (affine in ``b`` so
     that capacity solves in closed form): activations of one micro-batch's largest iteration
-    (decode batch + its prefill share + one whole prompt) and FP32 logits.
+    (decode batch, with the drafts it verifies, + its prefill share + one whole prompt) and FP32 logits.
     """
     s, d = ctx.s, ctx.s.d_model
     frac = stage_fraction(s.layers, pp)
-    w = layer_weight_bytes(ctx, tp, r, pp) + end_embedding_params(s, pp) / tp * kern.EMBEDDING_BYTES
+    # a speculative drafter (inference._draft_s) is one more layer, with its own KV cache (DeepSeek-V3's MTP module),
+    # held by the last stage; spread over the stages here, which only the fullest stage's share slightly misstates
+    draft = 1.0 + (1.0 / s.layers if ctx.spec_tokens and ctx.mode != "prefill" else 0.0)
+    w = layer_weight_bytes(ctx, tp, r, pp) * draft + end_embedding_params(s, pp) / tp * kern.EMBEDDING_BYTES
     seq_len = ctx.isl + (ctx.reserved_output_tokens if ctx.mode != "prefill" else 1)
     kv = (pp * b) * kern.kv_tokens_per_layer(ctx, seq_len, windowed=False) * ctx.kv_bytes_per_token \
-        / kern.kv_shards(ctx, tp) * frac
-    T_max = dec + pre + (ctx.isl if ctx.mode != "prefill" else 0.0)
+        / kern.kv_shards(ctx, tp) * frac * draft
+    T_max = dec * ctx.verify_tokens + pre + (ctx.isl if ctx.mode != "prefill" else 0.0)
     work = T_max * (8 * d + 3 * max(s.d_ff, s.expert_d_ff * max(s.top_k, 1)) / tp) * kern.ACTIVATION_BYTES \
-        + (dec + 1.0) * s.vocab / tp * 4.0
+        + (dec * ctx.verify_tokens + 1.0) * s.vocab / tp * 4.0
     return w, kv, work

@@ -43,7 +43,8 @@ _INF_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "m
                 "tp", "dp", "ep", "concurrency", "comm_overlap", "implementation", "measured", "unit", "note")
 #: Optional serving-run columns (engine, benchmark and workload details; absent or empty: the defaults).
 _INF_OPTIONAL = (*_INF_MODEL_OPTIONAL, "scheduler", "requests", "max_batch_size", "max_num_tokens", "ttft_limit_s",
-                 "tpot_limit_s", "output_tokens_cv", "output_tokens_max", "output_dataset", "kv_allocation")
+                 "tpot_limit_s", "output_tokens_cv", "output_tokens_max", "output_dataset", "kv_allocation",
+                 "speculative_tokens", "accepted_tokens")
 #: ``kv_allocation`` values (the model's ``serving_schedulers.KV_ALLOCATIONS``; a test keeps the two equal).
 KV_ALLOCATIONS = ("reserve", "on-demand")
 
@@ -129,6 +130,12 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
             "output_dataset": _output_dataset(path, row, rec),
             # optional: when the engine takes KV blocks (reserve / on-demand; empty: the scheduler's own)
             "kv_allocation": _kv_allocation(path, row, rec),
+            # optional: speculative decoding (draft tokens per iteration; the mean tokens a sequence emits per
+            # iteration where the source states it; empty: none / the model's measured MTP acceptance)
+            "speculative_tokens": (int(io.parse_float(path, row, "speculative_tokens", rec["speculative_tokens"],
+                                                      positive=True)) if rec.get("speculative_tokens") else 0),
+            "accepted_tokens": (io.parse_float(path, row, "accepted_tokens", rec["accepted_tokens"], positive=True)
+                                if rec.get("accepted_tokens") else None),
             # optional: the latency limits a run was held to (MLPerf Server: p99 TTFT and TPOT; empty: max load)
             **{k: io.parse_float(path, row, k, rec[k], positive=True) if rec.get(k) else None
                for k in ("ttft_limit_s", "tpot_limit_s")},

@@ -124,6 +124,28 @@ def operating_points(ops) -> str:
     return " ".join(parts)
 
 
+def speculative(spec) -> str:
+    """Takeaway of the speculative-decoding check (:func:`validation_inference.speculative_table`): the speedups over
+    the same run without drafts, and the drafted runs' throughput."""
+    if spec.empty:
+        return "**Takeaway.** No measured run with speculative decoding is in the table."
+    pairs = spec.dropna(subset=["speedup_error"])
+    drafted = spec[spec["speculative_tokens"] > 0]
+    parts = ["**Takeaway.**"]
+    if not pairs.empty:
+        parts.append(f"Over {len(pairs)} measured speedups from drafting ({pairs['speculative_tokens'].min()} to "
+                     f"{pairs['speculative_tokens'].max()} tokens) the model's speedup is off by at most "
+                     f"**{pairs['speedup_error'].abs().max():.1%}** (measured {pairs['measured_speedup'].min():.2f}x to "
+                     f"{pairs['measured_speedup'].max():.2f}x): with the acceptance given, the cost of verifying the "
+                     f"drafts and running the drafter is right, including where more drafts stop paying.")
+    lat = drafted[drafted["measured_speedup"].isna()]
+    if not lat.empty:
+        parts.append(f"The {len(lat)} latency-limited runs that state their drafts land within "
+                     f"{lat['error'].abs().max():.0%} of their measured throughput; without speculative decoding the "
+                     f"model meets their time per output token only at a trickle.")
+    return " ".join(parts)
+
+
 def rl_step(accelerator: str, s, total_params: float) -> str:
     """Worked number and takeaway of section 3.2 for one accelerator's step ``s``."""
     lo, hi = ap.PUBLISHED_GENERATION_SHARE
