@@ -241,3 +241,31 @@ def test_break_even_uses_are_keyed():
     assert list(be.index) == ["training", "serving", "rl"]
     assert be.loc["rl", "gpu_hour_ratio"] == pytest.approx(cl.rl_gpu_hour_ratio("GB200", "VR200"))
     assert (be["p5"] <= be["p50"]).all() and (be["p50"] <= be["p95"]).all()
+
+
+def test_the_measured_rack_comparison_prices_measured_tokens():
+    """MLPerf v6.1's DeepSeek-R1 cells on whole NVL72 racks: the ratios follow from the measured tokens/s and each
+    system's cost per GPU-hour, and a dearer candidate GPU-hour lowers the cost ratio in proportion."""
+    from intelligence_per_dollar.model import economics
+    from intelligence_per_dollar.sources import runs
+
+    central = assumption_files.centrals(cl.all_assumptions(cl.overrides({})))
+    t = cl.mlperf_rack_comparison(central)
+    assert list(t["scenario"]) == ["Offline", "Server", "Interactive"]
+    ref, cand = cl.REFERENCE_SYSTEM, cl.CANDIDATE_SYSTEM
+    measured = {c["id"]: c["measured"] for c in runs.inference_runs()}
+    off = t.iloc[0]
+    assert off[f"{cand} tokens/s/GPU"] == measured["heldout38-mlperf61-nvidia-deepseek-r1-vr200x72-offline"]
+    assert off[f"{ref} tokens/s/GPU"] == measured["heldout38-mlperf61-nvidia-deepseek-r1-gb200x72-offline"]
+    gph = {s: float(economics.system_usd_per_gpu_hour(central, s)) for s in (ref, cand)}
+    for r in t.to_dict("records"):
+        assert r["throughput_ratio"] == pytest.approx(r[f"{cand} tokens/s/GPU"] / r[f"{ref} tokens/s/GPU"])
+        assert r["cost_ratio"] == pytest.approx(r["throughput_ratio"] * gph[ref] / gph[cand])
+        assert 1.0 < r["throughput_ratio"] < 10.0
+    key = economics.price_key(cand)
+    dearer = cl.mlperf_rack_comparison({**central, key: 2.0 * float(np.asarray(central[key]).ravel()[0])})
+    gph_dearer = float(economics.system_usd_per_gpu_hour({**central, key: 2.0 * float(np.asarray(central[key]).ravel()[0])},
+                                                         cand))
+    assert gph_dearer > gph[cand]
+    assert np.allclose(dearer["cost_ratio"], t["cost_ratio"] * gph[cand] / gph_dearer)
+    assert cl.mlperf_rack_comparison(central, reference="HGX-H100").empty      # no H100 rack in that round

@@ -116,3 +116,23 @@ def test_mlperf_interactive_runs_with_mtp_are_predicted_within_15_percent():
         assert vi.predict(c)[0] / c["measured"] - 1 == pytest.approx(0.0, abs=0.15), c["id"]
         plain = dict(c, speculative_tokens=0)
         assert vi.predict(plain)[0] < 0.2 * c["measured"]
+
+
+def test_the_speculative_table_pairs_each_drafted_run_with_its_twin():
+    """speculative_table reads the validation table: each drafted case, and the same source's run without drafts as
+    the base of its speedup (a prediction off by the same factor everywhere has no speedup error)."""
+    import pandas as pd
+    cases = [c for c in runs.inference_runs() if c["group"] == "trtllm-dsr1-mtp-blog" or c["speculative_tokens"]]
+    vt = pd.DataFrame({"case": [c["id"] for c in cases], "group": [c["group"] for c in cases],
+                       "measured": [c["measured"] for c in cases],
+                       "predicted": [1.3 * c["measured"] for c in cases]})
+    vt["error"] = vt["predicted"] / vt["measured"] - 1.0
+    t = vi.speculative_table(vt)
+    assert len(t) == len(cases) == 9
+    blog = t[t["case"].str.startswith("trtllm-blog1")].set_index("speculative_tokens")
+    assert np.isnan(blog.loc[0, "measured_speedup"])
+    assert blog.loc[3, "measured_speedup"] == pytest.approx(253 / 111)
+    assert np.allclose(blog["speedup_error"].dropna(), 0.0)
+    assert blog.loc[3, "accepted_tokens"] == pytest.approx(2.82)
+    mlperf = t[t["case"].str.startswith("heldout38")]
+    assert len(mlperf) == 3 and mlperf["measured_speedup"].isna().all()     # no twin without drafts at 15 ms TPOT

@@ -105,3 +105,54 @@ def serving_throughput_ratio(values: Mapping[str, object], model: str = BLOG_SER
     ref = float(throughput_at_interactivity(serving_frontier(model, reference), u))
     cand = float(throughput_at_interactivity(serving_frontier(model, candidate), u))
     return cand / ref if ref > 0 else float("inf")
+
+
+#: MLPerf Inference v6.1's closed division holds the one published measurement of a Vera Rubin NVL72 rack beside GB200
+#: and GB300 NVL72 racks: NVIDIA's own DeepSeek-R1 cells of the same round, benchmark and harness (``data/runs/
+#: inference_runs.csv``, this group; set 38 of ``data/runs/HELD_OUT.md``).
+MLPERF_RACK_GROUP = "heldout38-mlperf61-nvidia"
+#: The MLPerf scenario of a DeepSeek-R1 cell by its p99 TPOT limit (MLPerf Inference rules: Server 80 ms,
+#: Interactive 15 ms; Offline has none).
+INTERACTIVE_TPOT_S = 0.03
+
+
+def _scenario(case: dict) -> str:
+    if not case.get("tpot_limit_s"):
+        return "Offline"
+    return "Interactive" if case["tpot_limit_s"] <= INTERACTIVE_TPOT_S else "Server"
+
+
+def mlperf_rack_comparison(values: Mapping[str, object], *, reference: str = REFERENCE_SYSTEM,
+                           candidate: str = CANDIDATE_SYSTEM, model: str = "DeepSeek-R1") -> pd.DataFrame:
+    """Measured output tokens/s per GPU of ``model`` on whole racks of the ``reference`` and ``candidate`` systems
+    in NVIDIA's MLPerf Inference v6.1 submissions (:data:`MLPERF_RACK_GROUP`), one row per scenario both ran:
+    each system's tokens/s per GPU and per GPU watt (the catalogue's ``power_w``), its USD per million output tokens
+    at the system's USD per GPU-hour under ``values`` (:func:`economics.system_usd_per_gpu_hour`), and the candidate
+    over the reference for each (``throughput_ratio``, ``per_watt_ratio``, ``cost_ratio`` = reference cost / candidate
+    cost, the form of NVIDIA's "x lower cost per million tokens"). ``speculative_tokens`` says which cells state drafts
+    (the rest may have run some the stored files do not state)."""
+    from intelligence_per_dollar.sources import runs      # the measured runs: read here, not at import
+
+    rows = {}
+    for system in (reference, candidate):
+        spec = hardware.get_system(system)
+        acc = hardware.get(spec.accelerator)
+        cost = float(economics.system_usd_per_gpu_hour(values, system))
+        for c in runs.inference_runs():
+            if (c["group"] == MLPERF_RACK_GROUP and c["model_name"] == model and c["accelerator"] == spec.accelerator
+                    and c["gpus"] == int(spec.gpus)):
+                rows.setdefault(_scenario(c), {})[system] = {
+                    "tps": c["measured"], "per_w": c["measured"] / acc.power_w, "usd_per_mtok": float(
+                        usd_per_mtok(cost, c["measured"])), "drafts": c["speculative_tokens"]}
+    out = []
+    for scenario in ("Offline", "Server", "Interactive"):
+        got = rows.get(scenario, {})
+        if len(got) < 2:
+            continue
+        r, k = got[reference], got[candidate]
+        out.append({"scenario": scenario, f"{reference} tokens/s/GPU": r["tps"], f"{candidate} tokens/s/GPU": k["tps"],
+                    "throughput_ratio": k["tps"] / r["tps"], "per_watt_ratio": k["per_w"] / r["per_w"],
+                    f"{reference} USD/Mtok": r["usd_per_mtok"], f"{candidate} USD/Mtok": k["usd_per_mtok"],
+                    "cost_ratio": r["usd_per_mtok"] / k["usd_per_mtok"],
+                    "speculative_tokens": f"{r['drafts'] or 'none stated'} / {k['drafts'] or 'none stated'}"})
+    return pd.DataFrame(out)
