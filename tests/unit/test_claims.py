@@ -263,9 +263,9 @@ def test_the_measured_rack_comparison_prices_measured_tokens():
         assert r["cost_ratio"] == pytest.approx(r["throughput_ratio"] * gph[ref] / gph[cand])
         assert 1.0 < r["throughput_ratio"] < 10.0
     key = economics.price_key(cand)
-    dearer = cl.mlperf_rack_comparison({**central, key: 2.0 * float(np.asarray(central[key]).ravel()[0])})
-    gph_dearer = float(economics.system_usd_per_gpu_hour({**central, key: 2.0 * float(np.asarray(central[key]).ravel()[0])},
-                                                         cand))
+    dearer_values = {**central, key: 2.0 * float(np.asarray(central[key]).ravel()[0])}
+    dearer = cl.mlperf_rack_comparison(dearer_values)
+    gph_dearer = float(economics.system_usd_per_gpu_hour(dearer_values, cand))
     assert gph_dearer > gph[cand]
     assert np.allclose(dearer["cost_ratio"], t["cost_ratio"] * gph[cand] / gph_dearer)
     assert cl.mlperf_rack_comparison(central, reference="HGX-H100").empty      # no H100 rack in that round

@@ -272,6 +272,11 @@ def operating_point_table(scenario: str = "central") -> pd.DataFrame:
     return pd.DataFrame.from_records(recs)
 
 
+#: Columns of :func:`speculative_table`.
+SPECULATIVE_COLUMNS = ("case", "accelerator", "speculative_tokens", "accepted_tokens", "measured", "predicted", "error",
+                       "measured_speedup", "predicted_speedup", "speedup_error")
+
+
 def speculative_table(vt: pd.DataFrame) -> pd.DataFrame:
     """The validation cases that ran speculative decoding (``speculative_tokens`` stated) and, where the same source
     measured it beside them, the same run without drafts (same group, model, accelerator, GPUs, lengths, concurrency
@@ -306,9 +311,8 @@ def speculative_table(vt: pd.DataFrame) -> pd.DataFrame:
             rec["predicted_speedup"] = r["predicted"] / t.loc[twin, "predicted"]
             rec["speedup_error"] = rec["predicted_speedup"] / rec["measured_speedup"] - 1.0
         rows.append(rec)
-    return pd.DataFrame(rows).sort_values(["speculative_tokens", "case"], ignore_index=True) if rows else \
-        pd.DataFrame(columns=["case", "accelerator", "speculative_tokens", "accepted_tokens", "measured", "predicted",
-                              "error", "measured_speedup", "predicted_speedup", "speedup_error"])
+    return pd.DataFrame(rows, columns=SPECULATIVE_COLUMNS).sort_values(["speculative_tokens", "case"],
+                                                                       ignore_index=True)
 
 
 def validation_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:

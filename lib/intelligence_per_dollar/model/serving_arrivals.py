@@ -160,7 +160,8 @@ def simulate(step: IterationTable, rate_per_s: float, input_tokens, output_token
 
     The engine's state is two queues: the admitted prompts still prefilling (first in, first out) and the decoding
     sequences in a heap keyed by the decode iteration at which each finishes (every decoding sequence advances
-    ``accepted_tokens`` tokens per iteration), so an iteration costs a few operations on the prompts it touches, not on every sequence."""
+    ``accepted_tokens`` tokens per iteration), so an iteration costs a few operations on the prompts it touches, not
+    on every sequence."""
     rate, out, ins, cap, budget, piece = _checked(rate_per_s, input_tokens, output_tokens, max_sequences,
                                                   max_num_tokens, prefill_piece)
     per_iter = checks.number("accepted_tokens", accepted_tokens, low=1.0)

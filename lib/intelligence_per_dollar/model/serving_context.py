@@ -153,8 +153,9 @@ def _prefill_piece(scheduler: str, acc: hardware.Accelerator, max_num_tokens: in
     return assumed("prefill_chunk_tokens", scenario)
 
 
-#: Most draft tokens per iteration a caller may ask for (engines run 1-8: TensorRT-LLM's MTP ``num_nextn_predict_layers``,
-#: SGLang's ``speculative_num_steps``); the measured acceptance of ``data/assumptions/inference.csv`` covers 1-5.
+#: Most draft tokens per iteration a caller may ask for (engines run 1-8: TensorRT-LLM's MTP
+#: ``num_nextn_predict_layers``, SGLang's ``speculative_num_steps``); the measured acceptance of
+#: ``data/assumptions/inference.csv`` covers 1-5.
 MAX_SPECULATIVE_TOKENS = 16
 
 
@@ -236,5 +237,6 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         host_link_efficiency=assumed("host_link_efficiency", scenario),
         memory_fraction=assumed("serving_memory_fraction", scenario), osl_cv=osl_cv, osl_max=osl_max,
         osl_dataset=osl_dataset,
-        dense_tile_rows=checks.integer("dense_tile_rows", assumed("dense_tile_rows", scenario), low=1, whole_floats=True),
+        dense_tile_rows=checks.integer("dense_tile_rows", assumed("dense_tile_rows", scenario), low=1,
+                                       whole_floats=True),
         spec_tokens=spec_tokens, accepted_tokens=accepted)

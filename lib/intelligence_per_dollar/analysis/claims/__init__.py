@@ -32,7 +32,8 @@ from intelligence_per_dollar.analysis.claims.pretraining import (training_gpu_ra
 from intelligence_per_dollar.analysis.claims.rl import (rl_campaign, rl_fleet, rl_gpu_hour_ratio, rl_step,
                                                         weight_sync_range)
 from intelligence_per_dollar.analysis.claims.serving import (BLOG_SERVING_MODEL, mlperf_rack_comparison,
-                                                             serving_cost_ratio_curve, serving_frontier, serving_throughput_ratio,
+                                                             serving_cost_ratio_curve, serving_frontier,
+                                                             serving_throughput_ratio,
                                                              serving_usd_per_mtok, throughput_at_interactivity,
                                                              usd_per_mtok)
 from intelligence_per_dollar.analysis.claims.tables import (break_even_table, gpu_hour_intervals, lifecycle_table,
@@ -46,7 +47,8 @@ __all__ = ["VERDICTS", "RULES", "COLUMNS", "REFERENCE_SYSTEM", "CANDIDATE_SYSTEM
            "overrides", "decide", "claim_bar", "meets_claim", "ledger", "ledger_view", "relative_to_claim",
            "verdict_counts", "mc_interval", "training_gpus", "training_gpu_ratio", "training_tokens_per_s_per_gpu",
            "serving_frontier", "throughput_at_interactivity", "usd_per_mtok", "serving_usd_per_mtok",
-           "serving_cost_ratio_curve", "serving_throughput_ratio", "mlperf_rack_comparison", "rl_fleet", "rl_step", "rl_campaign",
+           "serving_cost_ratio_curve", "serving_throughput_ratio", "mlperf_rack_comparison", "rl_fleet", "rl_step",
+           "rl_campaign",
            "rl_gpu_hour_ratio", "weight_sync_range", "task_kwargs", "swe_task_cost", "engineer_usd_per_issue",
            "policy_table", "gpu_hour_intervals", "task_cost_by_system", "task_cost_by_quality",
            "break_even_table", "lifecycle_table"]

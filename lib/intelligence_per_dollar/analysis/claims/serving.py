@@ -16,7 +16,7 @@ import pandas as pd
 
 from intelligence_per_dollar.analysis.claims.definitions import CANDIDATE_SYSTEM, REFERENCE_SYSTEM
 from intelligence_per_dollar.model import economics, inference
-from intelligence_per_dollar.sources import hardware, models, workloads
+from intelligence_per_dollar.sources import hardware, models, runs, workloads
 
 #: The model of NVIDIA's serving comparison (blog section 7, Fig. 39: Kimi-K2-Thinking, a 1T MoE).
 BLOG_SERVING_MODEL = workloads.serving("blog-serving").model
@@ -131,8 +131,6 @@ def mlperf_rack_comparison(values: Mapping[str, object], *, reference: str = REF
     over the reference for each (``throughput_ratio``, ``per_watt_ratio``, ``cost_ratio`` = reference cost / candidate
     cost, the form of NVIDIA's "x lower cost per million tokens"). ``speculative_tokens`` says which cells state drafts
     (the rest may have run some the stored files do not state)."""
-    from intelligence_per_dollar.sources import runs      # the measured runs: read here, not at import
-
     rows = {}
     for system in (reference, candidate):
         spec = hardware.get_system(system)

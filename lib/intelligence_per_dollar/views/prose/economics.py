@@ -81,10 +81,12 @@ def mlperf_racks(t: pd.DataFrame, reference: str, candidate: str) -> str:
     return (f"**Measured.** In MLPerf Inference v6.1 a whole {candidate} rack (a preview system) served DeepSeek-R1 at "
             f"{th} the output tokens per GPU of a {reference} rack in the same round ({pw} per GPU watt at the "
             f"catalogue's power limits). At each system's cost per GPU-hour above, that is **{lo:.1f}x to {hi:.1f}x** "
-            f"lower cost per million tokens, not 10x. These points are another model and other interactivities than the "
+            f"lower cost per million tokens, not 10x. These points are another model and other interactivities than "
+            f"the "
             f"blog's (its 10x is for Kimi-K2-Thinking at a chosen interactivity), and the racks did not run alike: "
             f"the Interactive cells of the older racks state three MTP drafts, the preview rack's configuration is "
-            f"unpublished, and its Server and Interactive values count tokens over MLCommons' new harness's LoadGen-style "
+            f"unpublished, and its Server and Interactive values count tokens over MLCommons' new harness's "
+            f"LoadGen-style "
             f"window (over the whole Server run, 17% fewer). The model predicted the preview rack's cells blind before "
             f"they joined its tables (chapter 3's validation, set 38 of data/runs/HELD_OUT.md)."
             + _drafts_caveat(t, reference))
@@ -98,9 +100,11 @@ def _drafts_caveat(t: pd.DataFrame, reference: str) -> str:
         return ""
     r = inter.iloc[0]
     return (f" The ledger's estimate above serves both racks without speculative decoding. With three MTP drafts the "
-            f"{reference} rack held a 15 ms p99 time per output token (99% of queries at 67 tokens/s per user or more) at "
+            f"{reference} rack held a 15 ms p99 time per output token (99% of queries at 67 tokens/s per user or more) "
+            f"at "
             f"{r[f'{reference} tokens/s/GPU']:,.0f} tokens/s per GPU, an interactivity where a frontier without drafts "
-            f"leaves it little: the ledger's \"up to\" ratio is widest exactly where the reference's drafts are left out.")
+            f"leaves it little: the ledger's \"up to\" ratio is widest exactly where the reference's drafts are left "
+            f"out.")
 
 
 def closing(be: pd.DataFrame, low: float, high: float, gph: pd.DataFrame, reference: str, candidate: str) -> str:

@@ -135,7 +135,8 @@ def speculative(spec) -> str:
     if not pairs.empty:
         parts.append(f"Over {len(pairs)} measured speedups from drafting ({pairs['speculative_tokens'].min()} to "
                      f"{pairs['speculative_tokens'].max()} tokens) the model's speedup is off by at most "
-                     f"**{pairs['speedup_error'].abs().max():.1%}** (measured {pairs['measured_speedup'].min():.2f}x to "
+                     f"**{pairs['speedup_error'].abs().max():.1%}** "
+                     f"(measured {pairs['measured_speedup'].min():.2f}x to "
                      f"{pairs['measured_speedup'].max():.2f}x): with the acceptance given, the cost of verifying the "
                      f"drafts and running the drafter is right, including where more drafts stop paying.")
     lat = drafted[drafted["measured_speedup"].isna()]
