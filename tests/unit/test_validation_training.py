@@ -89,9 +89,12 @@ def test_held_out_cases_median(table):
     unchanged; all 505: 10.1%. Set 35 (Megatron-Bridge 26.02.01's 405B NVFP4 at VP4, 19% short; Megatron-MoE-ModelZoo's
     Qwen3-235B with the 1F1B all-to-all overlap, 22% short): 20.8% blind, merged unchanged; all 507: 10.2%. Set 37
     (MLPerf Training v6.0 single-node logs: gpt-oss-20b on 8 B300 9-10% short, Llama 3.1 8B on 8 B200 5% long): 8.8%
-    blind, merged unchanged; all 510: 10.2%."""
+    blind, merged unchanged; all 510: 10.2%. Set 39 (MLPerf Training v6.0 HPE / Dell Llama 3.1 8B NVFP4 logs on 8-72
+    GB300, -6% to +7%; Modalities' FSDP scaling tables on A100 64GB, -16% to +15%, and on H100 64GB at half the A100
+    rows' MFU, +19% to +37%; OLMo-core's README H100 table, +11% to +47%), collected in session 31 (training unchanged
+    since session 25): 14.5% blind, merged unchanged; all 533: 10.5%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 510 and held.error.abs().median() <= 0.102
+    assert len(held) == 533 and held.error.abs().median() <= 0.105
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose

@@ -153,7 +153,10 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    # set 35 (HELD_OUT.md)
                    "heldout35-mbridge-260201", "heldout35-moe-modelzoo-overlap",
                    # set 37 (HELD_OUT.md)
-                   "heldout37-mlperf-train")
+                   "heldout37-mlperf-train",
+                   # set 39 (HELD_OUT.md)
+                   "heldout39-mlperf-train", "heldout39-modalities-leonardo-a100", "heldout39-modalities-mn5-h100",
+                   "heldout39-olmocore-readme")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
