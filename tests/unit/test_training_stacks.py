@@ -162,6 +162,61 @@ def test_overlapped_collectives_slow_the_compute_they_hide_behind():
     assert got[0] == pytest.approx(t_ag / lay.layers_per_stage[0] + k * 3 * t_ag * lay.microbatches[0], rel=1e-9)
 
 
+def test_bucketed_dp_overlap_leaves_the_embedding_bucket_exposed():
+    """Megatron-Core DDP (distributed_data_parallel.py: buckets of max(40e6, 1e6 x dp) parameters, filled in
+    backward order): the bucket holding the input embedding is reduced after backward ends and gathered before
+    the next forward starts, so with long micro-batches the exposed data-parallel time is that bucket's
+    reduce-scatter and all-gather, not zero. Llama 3.1 8B, TP1, 8 H100 in one NVLink domain, BF16 reduction:
+    the bucket is the 128256 x 4096 = 525M-parameter embedding, 1/14 of the 7.5B dense parameters' traffic."""
+    ctx = _no_contention(_ctx(LLAMA8B, replace(training.MEGATRON_CORE, grad_reduce_bytes=2.0)))
+    lay = _layout(ctx, zero=1)
+    params = memory.params_per_gpu(ctx, lay)
+    long, none = np.asarray([1e3]), np.asarray([0.0])
+    hidden = communication.data_parallel_s(ctx, lay, params, long, long)
+    exposed = communication.data_parallel_s(ctx, lay, params, none, none)     # no compute: RS + AG of all
+    share = 128256 * 4096 / params.dense[0]
+    assert 0.06 < share < 0.08
+    assert hidden[0] == pytest.approx(share * exposed[0], rel=0.02)       # latency terms aside
+    # half the embedding per GPU with TP2: the 40M-parameter floor is still below it, so the tail halves too
+    lay2 = _layout(ctx, zero=1, tp=2, dp=4)
+    p2 = memory.params_per_gpu(ctx, lay2)
+    t2 = communication.bucket_tail_s(ctx, lay2, p2, lambda b, r, d: b, 1.0, np.inf, np.inf)
+    t1 = communication.bucket_tail_s(ctx, lay, params, lambda b, r, d: b, 1.0, np.inf, np.inf)
+    assert t2[0][0] == pytest.approx(t1[0][0] / 2) and t2[1][0] == pytest.approx(t1[1][0] / 2)
+    # without overlap every byte is exposed anyway; ZeRO-3 keeps its own per-layer account
+    plain = replace(ctx, stack=replace(ctx.stack, dp_overlap=False))
+    assert communication.data_parallel_s(plain, lay, params, long, long)[0] == pytest.approx(exposed[0])
+    z3 = communication.bucket_tail_s(ctx, _layout(ctx, zero=3), params, lambda b, r, d: b, 1.0, np.inf, np.inf)
+    assert z3[0][0] == 0.0 and z3[1][0] == 0.0
+    # DeepSpeed's 5e8-element reduce bucket (deepspeed/runtime/zero/config.py) is almost the whole embedding
+    # bucket here, and a 1e9 bucket is capped by nothing smaller than the embedding either: bytes in = bytes out
+    ds = replace(ctx, stack=replace(ctx.stack, dp_bucket_params=1e9))
+    t_ds = communication.bucket_tail_s(ds, lay, params, lambda b, r, d: b, 1.0, np.inf, np.inf)
+    assert t_ds[1][0] == pytest.approx(1e9 * 2.0) and t1[1][0] == pytest.approx(128256 * 4096 * 2.0)
+    assert training.DEEPSPEED.dp_bucket_params == 5e8 and training.MEGATRON_CORE.dp_bucket_params is None
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, True, "big", 1e13])
+def test_stack_rejects_a_bucket_size_that_is_not_a_parameter_count(bad):
+    with pytest.raises(ValueError, match="dp_bucket_params"):
+        training.Stack(dp_bucket_params=bad)
+
+
+def test_a_model_smaller_than_one_bucket_hides_none_of_its_data_parallel_traffic():
+    """Dense parameters below Megatron-Core's 40M-parameter bucket fill one bucket, which is ready only when
+    backward ends: however long the micro-batches, the exposed time is the whole reduce-scatter and all-gather."""
+    small = {"layers": 4, "d_model": 512, "heads": 8, "kv_heads": 8, "d_ff": 2048, "vocab": 8000}
+    ctx = _no_contention(_ctx(small, training.MEGATRON_CORE, seq_len=1024))
+    lay = _layout(ctx, zero=1, dp=8)
+    params = memory.params_per_gpu(ctx, lay)
+    assert params.dense[0] < communication.BUCKET_MIN_PARAMS
+    long, none = np.asarray([1e3]), np.asarray([0.0])
+    hidden = communication.data_parallel_s(ctx, lay, params, long, long)[0]
+    exposed = communication.data_parallel_s(ctx, lay, params, none, none)[0]
+    # all but the latency of the (empty) expert buffers' collectives, which the long backward hides
+    assert 0.8 * exposed < hidden < exposed
+
+
 def test_fused_cross_entropy_keeps_bf16_logits_only():
     """TE's fused cross entropy writes the gradient into the BF16 logits: 2 bytes per vocabulary
     entry per token instead of fp32 logits + fp32 gradient (8). GPT-OSS-120B, 16384 tokens per

@@ -92,9 +92,10 @@ def test_held_out_cases_median(table):
     blind, merged unchanged; all 510: 10.2%. Set 39 (MLPerf Training v6.0 HPE / Dell Llama 3.1 8B NVFP4 logs on 8-72
     GB300, -6% to +7%; Modalities' FSDP scaling tables on A100 64GB, -16% to +15%, and on H100 64GB at half the A100
     rows' MFU, +19% to +37%; OLMo-core's README H100 table, +11% to +47%), collected in session 31 (training unchanged
-    since session 25): 14.5% blind, merged unchanged; all 533: 10.5%."""
+    since session 25): 14.5% blind, merged unchanged; all 533: 10.5%. Session 31's data-parallel bucket tail
+    (communication.bucket_tail_s): 9.9%, back under the 10% target."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 533 and held.error.abs().median() <= 0.105
+    assert len(held) == 533 and held.error.abs().median() <= 0.10
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -165,7 +166,7 @@ def test_held_out_cases_median(table):
     ("heldout13-mlperf51-cisco-h100", 0.37, 0.37),
     # set 14, merged at its blind error: HPE's 16-32 B200/GB300 within 5%; Lambda's 72 GB300 in one NVL72 rack (CP2, one
     # micro-batch of 4,096 tokens per GPU) 21% short: the strong-scaling miss without an inter-node network
-    ("heldout14-mlperf60-hpe-multinode", 0.05, 0.08), ("heldout14-mlperf60-hpe-gptoss", 0.04, 0.04),
+    ("heldout14-mlperf60-hpe-multinode", 0.05, 0.085), ("heldout14-mlperf60-hpe-gptoss", 0.04, 0.04),
     ("heldout14-mlperf51-lambda-gb300", 0.18, 0.18),
     # set 15, merged at its blind error: Megatron-Bridge 26.08's MXFP8 MoE rows on GB200/GB300 0-20% short; two point
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
@@ -261,7 +262,7 @@ def test_held_out_cases_median(table):
     # Llama 2 7B / 13B / 70B SFT on 8-16 GPUs +5%, -10%, +7%), Oracle's MLPerf v5.1 Llama 3.1 8B on 8 B200 (+1%) and
     # HPE's v6.0 Llama 3.1 8B / gpt-oss-20b on 8 GB300 (+6% / -4%)
     ("heldout31-nemo2407-unused-cells", 0.08, 0.21), ("heldout31-mlperf51-oracle-b200x8", 0.02, 0.02),
-    ("heldout31-mlperf60-hpe-gb300x8", 0.05, 0.06),
+    ("heldout31-mlperf60-hpe-gb300x8", 0.05, 0.065),
     # set 32, merged at its blind error: Megatron-Bridge's model-verification cards, the tuned benchmarks (Qwen3-30B-A3B
     # on 16 H100 +25%, on 32-256 GB300 -15%; DeepSeek-V3 on 1,024 H100 -12%) and the functional runs the cards call
     # sanity checks (natural routing, packed SFT, 32k sequences with context parallelism and full recompute: -0% to
@@ -287,7 +288,17 @@ def test_held_out_cases_median(table):
     ("heldout35-mbridge-260201", 0.20, 0.20), ("heldout35-moe-modelzoo-overlap", 0.23, 0.23),
     # set 37, merged at its blind error: MLPerf Training v6.0 single-node logs (gpt-oss-20b on 8 B300 9-10% short,
     # Llama 3.1 8B on 8 B200 5% long)
-    ("heldout37-mlperf-train", 0.09, 0.11)])
+    ("heldout37-mlperf-train", 0.09, 0.11),
+    # set 39, merged at its blind error: MLPerf v6.0 Llama 3.1 8B NVFP4 on 8-72 GB300 (-6% to +7%; +8% at most with
+    # the bucket tail below), Modalities' FSDP tables on A100 64GB (-16% to +15%) and H100 64GB (+19% to +37%),
+    # OLMo-core's H100 table (+11% to +47%)
+    ("heldout39-mlperf-train", 0.05, 0.085), ("heldout39-modalities-leonardo-a100", 0.12, 0.17),
+    ("heldout39-modalities-mn5-h100", 0.30, 0.38), ("heldout39-olmocore-readme", 0.21, 0.47)])
+# Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
+# one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
+# lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at
+# most 2 points); HPE's MLPerf v6.0 8B rows on 16 B200 / GB300 and 8 GB300 were already long (+7.5% -> +8.2%,
+# +5.5% -> +6.2%) and their max bounds moved with them.
 # The non-GEMM kernel floors (compute.kernel_floors_s, session 12) lengthen every step a little: five groups whose
 # step the model already put a few per cent long moved by 0.5-1 point (set 9's DeepSeek-V3, CoreWeave's, HPE's,
 # Megatron-Bridge 26.08's, MLPerf v4.1's GPT-3) and their bounds with them; the strong-scaling misses they target

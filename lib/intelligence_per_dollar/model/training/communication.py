@@ -19,7 +19,7 @@ from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Con
 from intelligence_per_dollar.model.training.memory import ParamsPerGPU
 
 __all__ = ["overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s", "ep_all_to_all_s", "ep_exposed_s",
-           "pipeline_p2p_s", "data_parallel_s"]
+           "pipeline_p2p_s", "data_parallel_s", "bucket_tail_s", "BUCKET_MIN_PARAMS", "BUCKET_PARAMS_PER_DP_RANK"]
 
 
 def overlap_exposed_s(ctx: Context, t_comm, t_compute):
@@ -161,10 +161,47 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
             + rs(params.expert * 2.0, params.dp_expert, in_dom_exp))
     t_ag = np.where(zero == 0, t_rs * 1.0, t_ag)
     if st.dp_overlap:
-        t_dp = overlap_exposed_s(ctx, t_rs, t_bwd_mb) + overlap_exposed_s(ctx, t_ag, t_fwd_mb)
+        # the last gradient bucket's reduce-scatter and the first parameter bucket's all-gather have no compute
+        # beside them (bucket_tail_s); the other buckets overlap the last micro-batch's backward / first forward
+        tail_rs, tail_ag = bucket_tail_s(ctx, lay, params, rs, in_dom_dense, t_rs, t_ag)
+        t_dp = (overlap_exposed_s(ctx, t_rs - tail_rs, t_bwd_mb) + tail_rs
+                + overlap_exposed_s(ctx, t_ag - tail_ag, t_fwd_mb) + tail_ag)
     else:
         t_dp = t_rs + t_ag
     ag_bytes = 1.0 if (st.fsdp_fp8_all_gather and ctx.low_precision) else 2.0
     t_ag3 = t_ag * ag_bytes / 2.0
     t_z3 = (overlap_exposed_s(ctx, t_ag3, t_fwd_mb) + overlap_exposed_s(ctx, t_ag3 + t_rs, t_bwd_mb)) * lay.microbatches
     return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage, t_dp)
+
+
+#: Megatron-Core's default gradient bucket, ``max(40e6, 1e6 x dp)`` parameters
+#: (``megatron/core/distributed/distributed_data_parallel.py``: buckets grow with the data-parallel size "to ensure
+#: that chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound").
+BUCKET_MIN_PARAMS = 40e6
+BUCKET_PARAMS_PER_DP_RANK = 1e6
+
+
+def bucket_tail_s(ctx: Context, lay: Layout, params: ParamsPerGPU, rs, in_dom, t_rs, t_ag):
+    """Seconds of the data-parallel reduce-scatter and all-gather that no compute can hide when they are
+    overlapped bucket by bucket (ZeRO 0-2 with ``Stack.dp_overlap``), as ``(reduce-scatter, all-gather)``.
+
+    Megatron-Core's DDP (``distributed_data_parallel.py``, ``param_and_grad_buffer.py``) fills its gradient
+    buckets in backward order, so the last bucket to be ready holds the model's first parameters (the input
+    embedding, then the first layer's): its reduce-scatter starts when backward has ended. With the parameter
+    all-gather overlapped (``overlap_param_gather``) the same bucket is the first one the next forward waits
+    for. The bucket is ``Stack.dp_bucket_params`` parameters (None: Megatron-Core's ``max(40e6, 1e6 x dp)``) or,
+    where larger, the input embedding's share on this GPU (a bucket closes after the parameter that fills it),
+    at most the dense parameters the GPU holds. Its reduce-scatter and all-gather are ``rs(bytes, ranks,
+    in_dom)`` on its bytes over the dense data-parallel group (``in_dom`` of them in one scale-up domain), capped
+    at ``t_rs`` / ``t_ag`` (the same collectives on the whole buffer). Only the first pipeline stage's
+    tail delays the step: later stages finish backward earlier and their tails hide under the first stage's."""
+    s, tp = ctx.s, lay.tp
+    emb_in = s.vocab * s.d_model / tp                      # input embedding rows on this GPU (first stage)
+    b = ctx.stack.dp_bucket_params
+    bucket = np.maximum(BUCKET_MIN_PARAMS, BUCKET_PARAMS_PER_DP_RANK * lay.dp) if b is None else np.full_like(
+        np.asarray(lay.dp, float), float(b))
+    tail = np.minimum(params.dense, np.maximum(bucket, emb_in))
+    t_tail_rs = np.minimum(t_rs, rs(tail * ctx.stack.grad_reduce_bytes, params.dp_dense, in_dom))
+    t_tail_ag = np.minimum(t_ag, rs(tail * 2.0, params.dp_dense, in_dom))
+    on = lay.zero <= 2
+    return np.where(on, t_tail_rs, 0.0), np.where(on, t_tail_ag, 0.0)

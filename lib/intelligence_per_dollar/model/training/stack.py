@@ -120,6 +120,11 @@ class Stack:
     model type's usual setting (:func:`~.memory.activation_bytes_per_token`: GPT-style non-gated FFNs with, SwiGLU
     models without); False for a framework whose models train without it (LLM Foundry's MPT: ``attn_pdrop``,
     ``resid_pdrop`` and ``emb_pdrop`` default to 0).
+    ``dp_bucket_params``: parameters per bucket of the overlapped data-parallel gradient reduction; the last
+    bucket's reduce-scatter and the first's all-gather have no compute beside them
+    (:func:`~.communication.bucket_tail_s`). None: Megatron-Core's default, ``max(40e6, 1e6 x dp)``
+    (``distributed_data_parallel.py``); DeepSpeed ZeRO's ``reduce_bucket_size`` defaults to 5e8 elements
+    (``deepspeed/runtime/zero/config.py``).
     """
 
     flash_attention: bool = True
@@ -149,6 +154,7 @@ class Stack:
     moe_activation_offload: bool = False
     sharded_master_params: bool = False
     dropout_masks: bool | None = None
+    dp_bucket_params: float | None = None
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -169,6 +175,11 @@ class Stack:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
                     or not lo <= v <= hi:
                 raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]")
+        b = self.dp_bucket_params
+        if b is not None and (isinstance(b, bool) or not isinstance(b, (int, float, np.integer, np.floating))
+                              or not 1e3 <= b <= 1e12):
+            raise ValueError(f"Stack dp_bucket_params={b!r} must be None (Megatron-Core's default) or a number of "
+                             f"parameters in [1e3, 1e12]")
         for name in ("grad_bytes", "grad_reduce_bytes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= 8:
@@ -227,9 +238,11 @@ FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, at
                 selective_recompute="per-op", sharded_master_params=True)
 #: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
 #: layers): FlashAttention-2, no Megatron sequence parallelism, no TP-GEMM overlap, every TP rank
-#: sends the whole activation between stages (no scatter/gather), plain 1F1B (Rajbhandari et al.
-#: 2020, ZeRO, section 5; DeepSpeed pipe engine ``deepspeed/runtime/pipe/engine.py``).
-DEEPSPEED = replace(MODERN, sequence_parallel=False, p2p_scatter_gather=False, attention_kernel="fa2")
+#: sends the whole activation between stages (no scatter/gather), plain 1F1B, gradient buckets of its default
+#: ``reduce_bucket_size`` 5e8 (Rajbhandari et al. 2020, ZeRO, section 5; DeepSpeed pipe engine
+#: ``deepspeed/runtime/pipe/engine.py``; ``deepspeed/runtime/zero/config.py``).
+DEEPSPEED = replace(MODERN, sequence_parallel=False, p2p_scatter_gather=False, attention_kernel="fa2",
+                    dp_bucket_params=5e8)
 #: Named software stacks (``modern`` is the book's headline stack; ``megatron-core`` the current
 #: Megatron-Core default; :func:`default_stack` picks one for a model).
 STACKS = {"modern": MODERN, "megatron-core": MEGATRON_CORE, "megatron-core-moe": replace(MEGATRON_CORE, ep_overlap=True),
