@@ -93,9 +93,11 @@ def test_held_out_cases_median(table):
     GB300, -6% to +7%; Modalities' FSDP scaling tables on A100 64GB, -16% to +15%, and on H100 64GB at half the A100
     rows' MFU, +19% to +37%; OLMo-core's README H100 table, +11% to +47%), collected in session 31 (training unchanged
     since session 25): 14.5% blind, merged unchanged; all 533: 10.5%. Session 31's data-parallel bucket tail
-    (communication.bucket_tail_s): 9.9%, back under the 10% target."""
+    (communication.bucket_tail_s): 9.9%, back under the 10% target. Set 40 (MLPerf Training v6.0 gpt-oss-20b on 8-72
+    B200 / B300 / GB300, 9-19% short; Llama 3.1 8B FP8 on 8 H200 NVL, 18% / 27% short), collected after the tail:
+    17.6% blind, merged unchanged; all 538: 9.97%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 533 and held.error.abs().median() <= 0.10
+    assert len(held) == 538 and held.error.abs().median() <= 0.10
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -293,7 +295,10 @@ def test_held_out_cases_median(table):
     # the bucket tail below), Modalities' FSDP tables on A100 64GB (-16% to +15%) and H100 64GB (+19% to +37%),
     # OLMo-core's H100 table (+11% to +47%)
     ("heldout39-mlperf-train", 0.05, 0.085), ("heldout39-modalities-leonardo-a100", 0.12, 0.17),
-    ("heldout39-modalities-mn5-h100", 0.30, 0.38), ("heldout39-olmocore-readme", 0.21, 0.47)])
+    ("heldout39-modalities-mn5-h100", 0.30, 0.38), ("heldout39-olmocore-readme", 0.21, 0.47),
+    # set 40, merged at its blind error: MLPerf v6.0 gpt-oss-20b MXFP8 on 72 GB300 / 8 B200 / 8 B300 (iteration 9-19%
+    # short) and Llama 3.1 8B FP8 on 8 H200 NVL (18% / 27% short)
+    ("heldout40-mlperf-train", 0.18, 0.28)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at

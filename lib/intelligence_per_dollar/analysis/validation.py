@@ -156,7 +156,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout37-mlperf-train",
                    # set 39 (HELD_OUT.md)
                    "heldout39-mlperf-train", "heldout39-modalities-leonardo-a100", "heldout39-modalities-mn5-h100",
-                   "heldout39-olmocore-readme")
+                   "heldout39-olmocore-readme",
+                   # set 40 (HELD_OUT.md)
+                   "heldout40-mlperf-train")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
