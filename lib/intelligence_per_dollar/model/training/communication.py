@@ -198,8 +198,7 @@ def bucket_tail_s(ctx: Context, lay: Layout, params: ParamsPerGPU, rs, in_dom, t
     s, tp = ctx.s, lay.tp
     emb_in = s.vocab * s.d_model / tp                      # input embedding rows on this GPU (first stage)
     b = ctx.stack.dp_bucket_params
-    bucket = np.maximum(BUCKET_MIN_PARAMS, BUCKET_PARAMS_PER_DP_RANK * lay.dp) if b is None else np.full_like(
-        np.asarray(lay.dp, float), float(b))
+    bucket = np.maximum(BUCKET_MIN_PARAMS, BUCKET_PARAMS_PER_DP_RANK * lay.dp) if b is None else float(b)
     tail = np.minimum(params.dense, np.maximum(bucket, emb_in))
     t_tail_rs = np.minimum(t_rs, rs(tail * ctx.stack.grad_reduce_bytes, params.dp_dense, in_dom))
     t_tail_ag = np.minimum(t_ag, rs(tail * 2.0, params.dp_dense, in_dom))

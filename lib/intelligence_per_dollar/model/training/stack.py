@@ -170,16 +170,14 @@ class Stack:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
         for name, lo, hi in (("moe_load_factor", 1.0, 4.0), ("fp4_kept_layer_fraction", 0.0, 1.0),
-                             ("ceiling_scale", 0.1, 2.0), ("host_op_s", 0.0, 1e-3)):
+                             ("ceiling_scale", 0.1, 2.0), ("host_op_s", 0.0, 1e-3), ("dp_bucket_params", 1e3, 1e12)):
             v = getattr(self, name)
+            if v is None and name == "dp_bucket_params":      # None: Megatron-Core's default bucket
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
                     or not lo <= v <= hi:
-                raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]")
-        b = self.dp_bucket_params
-        if b is not None and (isinstance(b, bool) or not isinstance(b, (int, float, np.integer, np.floating))
-                              or not 1e3 <= b <= 1e12):
-            raise ValueError(f"Stack dp_bucket_params={b!r} must be None (Megatron-Core's default) or a number of "
-                             f"parameters in [1e3, 1e12]")
+                none = " or None" if name == "dp_bucket_params" else ""
+                raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]{none}")
         for name in ("grad_bytes", "grad_reduce_bytes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= 8:
