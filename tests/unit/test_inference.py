@@ -257,8 +257,9 @@ def test_median_near_the_issue_target_of_15_percent(table):
     15.0% median) merged unchanged: 14.39% over 879. Session 29 read the MLPerf Server / Interactive runs with NVIDIA's
     harness dispatch and TensorRT-LLM's C++ executor loop (``trtllm-engine``), ran the H200 405B engines' GEMM +
     all-reduce fusion and Hopper's grouped FP8 GEMMs at their measured rate: 10.93% over 879 (the latency-limited
-    rows 21.0% -> 7.7%). The bound records that state so a regression fails; chapter 3's takeaway says where the median
-    stands."""
+    rows 21.0% -> 7.7%). Set 41 (26 MLPerf Inference v6.1 cells collected blind on 2026-12-05 at 2fdf04a, 15.6% median)
+    merged unchanged: 10.62% over 1,020. The bound records that state so a regression fails; chapter 3's takeaway says
+    where the median stands."""
     assert table.error.abs().median() <= 0.1110
 
 
@@ -840,3 +841,11 @@ def test_held_out_set_36_stays_near_its_blind_error(table):
     to -39%, and two cells the source calls pathological (+135%, +67%). 15.0% / 135% when first predicted, one off by
     2x; merged unchanged."""
     _check_held_out_set(table, "heldout36-", 16, 0.16, 1.36, 16, 0.16)
+
+
+def test_held_out_set_41_stays_near_its_blind_error(table):
+    """Set 41 of data/runs/HELD_OUT.md (26 serving runs collected blind in session 32, predicted at 2fdf04a): MLPerf
+    Inference v6.1 Offline and Server cells of Nebius, ASUSTeK, GigaComputing and HPE on 8 B200 / B300 / GB300 and
+    72 GB300. DeepSeek-R1 7.3% over 10 (-19% to +6%); gpt-oss-120b 21.6% over 16 (-26% to +21%), whose rows state no
+    batch limits or KV dtype. 15.6% / 26.1% when first predicted, none off by 2x; merged unchanged."""
+    _check_held_out_set(table, "heldout41-", 26, 0.16, 0.27, 13, 0.11)

@@ -79,6 +79,13 @@ STACKS = {
     "torchtitan-fsdp2": training.FSDP2,
     "torchtitan-fsdp2-asynctp": training.STACKS["fsdp2-asynctp"],
     "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
+    # NeMo AutoModel (2025-26): PyTorch FSDP2 (+ DTensor EP, DeepEP) with Transformer Engine's attention, linear and
+    # RMSNorm modules -- its benchmark configs set ``backend: {attn: te, linear: te, rms_norm: te}``
+    # (NVIDIA-NeMo/Automodel examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml @092af93,
+    # deepseek_v3_te_deepep.yaml @037e04a, read 2026-12-05), so attention is TE's cuDNN fused kernel (the vendor
+    # kernel), not PyTorch SDPA's FlashAttention-2; its GPT-OSS configs set ``attn: flex`` (FlexAttention, for the
+    # sinks: gptoss_120b_te_deepep.yaml @037e04a) and keep ``torchtitan-fsdp2``
+    "automodel-te": replace(training.FSDP2, attention_kernel="vendor"),
     # MosaicML LLM Foundry (Composer + PyTorch FSDP1, 2023-24) as its benchmarking table ran MPT: FlashAttention-2
     # (``attn_impl: flash``), flash-attn's fused cross entropy (``ComposerMPTCausalLM``: ``loss_fn`` defaults to
     # ``fused_crossentropy``), no dropout (``MPTConfig``: attn / resid / emb ``pdrop`` 0.0); FSDP mixed precision
@@ -158,7 +165,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    "heldout39-mlperf-train", "heldout39-modalities-leonardo-a100", "heldout39-modalities-mn5-h100",
                    "heldout39-olmocore-readme",
                    # set 40 (HELD_OUT.md)
-                   "heldout40-mlperf-train")
+                   "heldout40-mlperf-train",
+                   # set 41 (HELD_OUT.md)
+                   "heldout41-automodel-hybridep", "heldout41-mlperf60-supermicro")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
@@ -169,7 +178,8 @@ STACK_FAMILIES = {
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
-    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "llm-foundry-2023": "FSDP (torch-native)",
+    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "automodel-te": "FSDP (torch-native)",
+    "llm-foundry-2023": "FSDP (torch-native)",
     "llm-foundry-2023-pure": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
     "pytorch-eager": "measured here (PyTorch)",
