@@ -98,9 +98,11 @@ def test_held_out_cases_median(table):
     17.6% blind, merged unchanged; all 538: 9.97%. Set 41 (session 32: NeMo AutoModel's Qwen3-30B-A3B on 8-16 H100,
     iteration +36% to +71% long; Supermicro's MLPerf v6.0 logs, 7% to 20%): 36.4% blind; its AutoModel rows then took
     AutoModel's Transformer Engine attention (stack automodel-te, +20% to +55%): all 545: 10.16%, above the 10% target
-    by 0.16 points (a bound here, not the target: the closing note says so)."""
+    by 0.16 points (a bound here, not the target: the closing note says so). Set 42 (MLPerf v6.0 Supermicro logs on
+    8 B200 / B300, -8% to +7%; GigaComputing's gpt-oss-20b on 72 GB300 with no layout stated, 41% short at the layout
+    the model searched): 7.2% blind, merged unchanged; all 551: 10.01%."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 545 and held.error.abs().median() <= 0.102
+    assert len(held) == 551 and held.error.abs().median() <= 0.101
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -305,7 +307,10 @@ def test_held_out_cases_median(table):
     # set 41: NeMo AutoModel's DeepEP / HybridEP Qwen3-30B-A3B runs on 8-16 H100 (blind +36% to +71% in iteration time;
     # +20% to +55% since the rows run AutoModel's Transformer Engine attention, stack automodel-te) and Supermicro's
     # MLPerf v6.0 logs (Llama 3.1 8B NVFP4 on 8 B200 +7%; gpt-oss-20b on 8 B200 / 72 GB300 16% / 20% short)
-    ("heldout41-automodel-hybridep", 0.36, 0.55), ("heldout41-mlperf60-supermicro", 0.17, 0.20)])
+    ("heldout41-automodel-hybridep", 0.36, 0.55), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
+    # set 42, merged at its blind error: Supermicro's MLPerf v6.0 Llama 3.1 8B NVFP4 on 8 B300 / B200 (+4% to +7%) and
+    # gpt-oss-20b on 8 B300 (8% short); GigaComputing's gpt-oss-20b on 72 GB300, layout not stated (41% short)
+    ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.41, 0.41)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at

@@ -167,7 +167,9 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    # set 40 (HELD_OUT.md)
                    "heldout40-mlperf-train",
                    # set 41 (HELD_OUT.md)
-                   "heldout41-automodel-hybridep", "heldout41-mlperf60-supermicro")
+                   "heldout41-automodel-hybridep", "heldout41-mlperf60-supermicro",
+                   # set 42 (HELD_OUT.md)
+                   "heldout42-mlperf60-supermicro", "heldout42-mlperf60-gigacomputing")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
