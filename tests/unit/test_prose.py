@@ -206,3 +206,16 @@ def test_operating_points_takeaway_splits_server_and_interactive_and_names_refus
     assert "1 run held more queries than the model's memory model fits (d-server)" in text
     assert "held more" not in pp.operating_points(ops[ops.refused == ""])
     assert pp.operating_points(ops[ops.refused != ""]).endswith("could be predicted.")
+
+
+def test_bias_takeaway_names_the_extremes_among_large_families():
+    """The most optimistic and most pessimistic families of at least BIAS_MIN_CASES cases, the even ones, and a
+    refusal when no family is large enough."""
+    t = pd.DataFrame({"family": ["A", "B", "C", "D"], "architecture": ["dense", "MoE", "dense", "MoE"],
+                      "generation": ["g"] * 4, "cases": [40, 12, 30, 3], "lean": [0.02, 0.31, -0.15, 0.9]})
+    s = pt.bias(t)
+    assert "most optimistic about B, MoE, g (+31% over 12)" in s
+    assert "most pessimistic about C, dense, g (-15% over 30)" in s
+    assert "A, dense, g (+2% over 40)" in s and "D, MoE" not in s
+    with pytest.raises(ValueError, match="no family"):
+        pt.bias(t[t["cases"] < 10])

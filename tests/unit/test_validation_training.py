@@ -1,9 +1,11 @@
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from intelligence_per_dollar.analysis import validation
+from intelligence_per_dollar.sources import hardware
 
 
 @pytest.fixture(scope="module")
@@ -425,3 +427,37 @@ def test_dense_blackwell_and_moe_cases_within_31_percent(table):
 def test_summary(table):
     s = validation.summary(table)
     assert "all" in s.index and np.isfinite(s.loc["all", "mean"])
+
+
+def test_speed_error_inverts_iteration_times_and_keeps_refusals_as_nan():
+    """A model twice as fast as measured is +100% in tokens/s and in iteration time alike (half the measured time);
+    one 20% slow is -20% in throughput and a 1.25x iteration time."""
+    t = pd.DataFrame({"unit": ["tokens_per_s_per_gpu", "iteration_s", "iteration_s", "tflops_per_gpu"],
+                      "measured": [100.0, 2.0, 1.0, 400.0], "predicted": [200.0, 1.0, 1.25, np.nan]})
+    s = validation.speed_error(t)
+    assert s.iloc[:3].tolist() == pytest.approx([1.0, 1.0, -0.2]) and np.isnan(s.iloc[3])
+
+
+def test_bias_table_groups_by_family_architecture_and_generation():
+    """Hand-made cases: the lean is the signed median speed error per (family, architecture, generation), the
+    share within 10% counts |error| <= 10%, refused cases drop out, and a bad ``within`` is refused by name."""
+    t = pd.DataFrame({"family": ["A", "A", "A", "B", "B"], "architecture": ["dense"] * 3 + ["MoE"] * 2,
+                      "generation": ["g"] * 5, "unit": ["tokens_per_s_per_gpu"] * 3 + ["iteration_s"] * 2,
+                      "measured": [100.0, 100.0, 100.0, 1.0, 1.0], "predicted": [105.0, 130.0, 90.0, 0.5, np.nan]})
+    t["error"] = t["predicted"] / t["measured"] - 1.0
+    b = validation.bias_table(t).set_index("family")
+    assert b.loc["A", "cases"] == 3 and b.loc["A", "lean"] == pytest.approx(0.05)
+    assert b.loc["A", "share_within_10%"] == pytest.approx(2 / 3) and b.loc["A", "median_abs_error"] == pytest.approx(0.1)
+    assert b.loc["B", "cases"] == 1 and b.loc["B", "lean"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="within=1.5"):
+        validation.bias_table(t, within=1.5)
+
+
+def test_bias_table_of_the_runs_covers_every_predicted_case(table):
+    """Every predicted case falls in one row; the generations are those of the catalogue parts that ran."""
+    b = validation.bias_table(table)
+    assert b["cases"].sum() == int(table["error"].notna().sum())
+    assert set(b["generation"]) <= {label for _, label in validation.GENERATIONS}
+    assert validation.generation(hardware.get("H800")) == "Hopper (FP8)"
+    assert validation.generation(hardware.get("GB300")) == "Blackwell or later (FP4)"
+    assert validation.generation(hardware.get("A100-80GB")) == "Ampere (BF16)"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from intelligence_per_dollar.sources import hardware
@@ -188,6 +189,18 @@ STACK_FAMILIES = {
 }
 
 
+#: Accelerator generations of :func:`bias_table`, named by the narrowest format their tensor cores run natively.
+GENERATIONS = (("fp4", "Blackwell or later (FP4)"), ("fp8", "Hopper (FP8)"), ("bf16", "Ampere (BF16)"))
+
+
+def generation(acc: hardware.Accelerator) -> str:
+    """The accelerator's generation label (:data:`GENERATIONS`): the first format of FP4, FP8, BF16 it supports."""
+    for precision, label in GENERATIONS:
+        if acc.supports(precision):
+            return label
+    raise ValueError(f"accelerator {acc.id!r} runs none of {', '.join(p for p, _ in GENERATIONS)} natively")
+
+
 def runs() -> tuple[dict, ...]:
     """The validation cases, validated and typed (loaded by :func:`sources.runs.training_runs`)."""
     return run_files.training_runs(tuple(STACKS))
@@ -237,12 +250,15 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, training.Esti
 
 
 def training_table(scenario: str = "central") -> pd.DataFrame:
-    """case, group, citation, unit, measured, predicted, error (signed fraction), chosen parallelism,
+    """case, group, family (the stack's framework family), architecture (dense / MoE), generation
+    (:func:`generation`), citation, unit, measured, predicted, error (signed fraction), chosen parallelism,
     and ``refused``: the model's reason where it refuses a run that really ran (e.g. "does not fit
     in memory"; predicted and error are then NaN), else empty."""
     recs = []
     for case in runs():
         rec = {"case": case["id"], "group": case["group"], "family": STACK_FAMILIES[case["stack"]],
+               "architecture": "MoE" if case["model"].get("experts") else "dense",
+               "generation": generation(accelerator(case)),
                "citation": case["citation"], "unit": case["unit"],
                "flop_convention": case["flop_convention"], "measured": case["measured"]}
         try:
@@ -266,6 +282,31 @@ def summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
     g.loc["all"] = [a["abs_error"].count(), a["abs_error"].mean(), a["abs_error"].median(), a["abs_error"].max(),
                     int(a["abs_error"].isna().sum())]
     return g
+
+
+def speed_error(table: pd.DataFrame) -> pd.Series:
+    """Signed error in speed: the model's throughput over the measured one, less 1 (positive: the model is
+    optimistic). Throughput units (tokens/s, TFLOP/s per GPU) are ``predicted / measured - 1``; an iteration time
+    inverts, ``measured / predicted - 1``. NaN where the model refused the case."""
+    ratio = table["predicted"] / table["measured"]
+    return pd.Series(np.where(table["unit"] == "iteration_s", 1.0 / ratio, ratio) - 1.0, index=table.index,
+                     name="speed_error")
+
+
+def bias_table(table: pd.DataFrame, within: float = 0.10) -> pd.DataFrame:
+    """Where the model leans: per framework family, architecture and generation (``table``:
+    :func:`training_table`), the cases predicted, the signed median of :func:`speed_error` (``lean``: positive means
+    the model predicts the runs faster than they ran), the share of cases within ``within`` of the measured value
+    (column ``share_within_10%`` at the default) and the median |error|. Refused cases are left out; rows by cases,
+    most first."""
+    if not 0.0 < within < 1.0:
+        raise ValueError(f"within={within!r} is not allowed; allowed: a fraction between 0 and 1 (exclusive)")
+    t = table.assign(speed_error=speed_error(table)).dropna(subset=["speed_error"])
+    g = t.groupby(["family", "architecture", "generation"])
+    out = pd.DataFrame({"cases": g.size(), "lean": g["speed_error"].median(),
+                        f"share_within_{within:.0%}": g["error"].apply(lambda e: float((e.abs() <= within).mean())),
+                        "median_abs_error": g["error"].apply(lambda e: float(e.abs().median()))})
+    return out.reset_index().sort_values(["cases", "family"], ascending=[False, True]).reset_index(drop=True)
 
 
 def in_groups(group, patterns) -> bool:

@@ -260,6 +260,32 @@ def validation_takeaway(f: at.ValidationFindings) -> str:
             + ".")
 
 
+#: A family of the bias table is named in the prose from this many cases (fewer: too few to say where it leans).
+BIAS_MIN_CASES = 10
+
+
+def bias(t: pd.DataFrame, within: float = 0.10) -> str:
+    """Takeaway of the bias table (``analysis.validation.bias_table``): the families of at least
+    :data:`BIAS_MIN_CASES` cases the model is most optimistic and most pessimistic about, and those it leans on
+    by less than ``within`` either way."""
+    big = t[t["cases"] >= BIAS_MIN_CASES]
+    if big.empty:
+        raise ValueError(f"no family of the bias table has {BIAS_MIN_CASES} cases or more; largest: "
+                         f"{int(t['cases'].max()) if len(t) else 0}")
+
+    def name(r) -> str:
+        return f"{r['family']}, {r['architecture']}, {r['generation']} ({r['lean']:+.0%} over {int(r['cases'])})"
+
+    hi, lo = big.loc[big["lean"].idxmax()], big.loc[big["lean"].idxmin()]
+    even = big[big["lean"].abs() < within]
+    return (f"**Takeaway.** Positive leans mean the model predicts those runs faster than they ran. Of the families "
+            f"with {BIAS_MIN_CASES} cases or more, it is most optimistic about {name(hi)} and "
+            + (f"most pessimistic about {name(lo)}. " if lo["lean"] < 0 else f"least optimistic about {name(lo)}. ")
+            + (f"It leans less than {within:.0%} either way on " + "; ".join(name(r) for _, r in even.iterrows()) + ". "
+               if len(even) else "")
+            + "A user sizing a run in an optimistic family should read the estimate as a lower bound on time.")
+
+
 def held_out_sets(t, table: str, label: str) -> str:
     """Worked number of the held-out-sets table (``analysis.validation.held_out_sets_table``) for one ``table``:
     the range and median of the sets' blind medians, the same groups now, and the latest set."""
