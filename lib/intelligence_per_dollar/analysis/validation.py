@@ -21,9 +21,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from intelligence_per_dollar.sources import hardware
+from intelligence_per_dollar.sources import hardware, models
 from intelligence_per_dollar.sources import runs as run_files
-from intelligence_per_dollar.model import training
+from intelligence_per_dollar.model import architecture, training
 
 #: Megatron-Bridge's performance recipes (``scripts/performance``, the runs of its performance-summary tables and of
 #: the MLPerf and DGX Cloud recipes built on them): Megatron-Core current with the gradient buffer in BF16, not FP32.
@@ -257,8 +257,8 @@ def training_table(scenario: str = "central") -> pd.DataFrame:
     recs = []
     for case in runs():
         rec = {"case": case["id"], "group": case["group"], "family": STACK_FAMILIES[case["stack"]],
-               "architecture": "MoE" if case["model"].get("experts") else "dense",
-               "generation": generation(accelerator(case)),
+               "architecture": "MoE" if architecture.is_moe(models.spec(case["model"])) else "dense",
+               "generation": generation(hardware.get(case["accelerator"])),
                "citation": case["citation"], "unit": case["unit"],
                "flop_convention": case["flop_convention"], "measured": case["measured"]}
         try:
