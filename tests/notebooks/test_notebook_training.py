@@ -75,11 +75,11 @@ def test_training_chapter_default(report_records):
     # Calculon's 3.65%): its 530B / 1T steps on 280 / 512 A100, already 2-5% long in the model, went to +6% / +9%,
     # while the 324 runs judged blind went from 10.1% to 9.2%; the chapter prints the target beside the value
     assert rec["validation_korthikanti_mean_abs_error"] <= 0.04
-    # the dev cases meet the 10% target; the 510 runs judged blind (HELD_OUT.md sets 1-37) sit at 10.2% since set 32's
-    # functional Megatron-Bridge runs (sanity checks, +0% to +1,868%) joined (9.5% over sets 1-31, 9.8% over 1-34
-    # without them)
+    # the dev cases meet the 10% target; the 559 runs judged blind (HELD_OUT.md sets 1-43) meet it too since session
+    # 33's dispatcher correction and set 43 (9.89%; they sat at 10.0-10.2% since set 32's functional Megatron-Bridge
+    # runs, sanity checks at +0% to +1,868%, joined)
     assert rec["validation_dev_median_abs_error"] <= 0.10
-    assert 0.05 < rec["validation_held_out_median_abs_error"] <= 0.102
+    assert 0.05 < rec["validation_held_out_median_abs_error"] <= 0.10
     assert rec["validation_dev_median_abs_error"] <= rec["validation_others_median_abs_error"] <= 0.12
     assert rec["widget_compute_ms"] > 0
     assert rec["widget_agrees_with_headline"] and rec["widget_gpus"] == rec["gpus"]

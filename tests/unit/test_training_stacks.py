@@ -131,6 +131,31 @@ def test_automodel_stack_is_fsdp2_with_the_vendor_attention_kernel():
         assert t_t == pytest.approx(t_a * ratio, rel=1e-9)
 
 
+def test_alltoall_dispatcher_stacks_send_one_copy_per_routed_expert():
+    """Megatron-Core's plain ``"alltoall"`` dispatcher (the Megatron-Bridge recipes that state it) permutes
+    ``top_k`` copies of each token before the NCCL all-to-all; DeepEP / HybridEP send one copy per destination
+    node. The validation stacks ``mbridge-2026-alltoall`` / ``-fp8cs-alltoall`` differ from the performance
+    stacks only there. Qwen3-235B-A22B's top-8 over EP32 on 4 H100 nodes: the deduplicated dispatch carries
+    3 (1 - (3/4)^8) = 2.70 remote copies per token instead of 8 x 3/4 = 6, so the scale-out part of the
+    all-to-all is 6 / 2.70 = 2.22x longer without the dedup; inside one node (EP8) nothing changes."""
+    from intelligence_per_dollar.analysis import validation
+    a2a, perf = validation.STACKS["mbridge-2026-alltoall"], validation.STACKS["mbridge-2026"]
+    assert not a2a.ep_dedup and perf.ep_dedup and replace(a2a, ep_dedup=True) == perf
+    assert replace(validation.STACKS["mbridge-2026-fp8cs-alltoall"], ep_dedup=True) == \
+        validation.STACKS["mbridge-2026-fp8cs"]
+    qwen = {"layers": 94, "d_model": 4096, "heads": 64, "kv_heads": 4, "d_ff": 12288, "vocab": 151936,
+            "experts": 128, "top_k": 8, "expert_d_ff": 1536}
+    scale = 3 * (1 - 0.75 ** 8) / 6
+    assert communication._remote_copy_scale(8, np.asarray([32.0]), np.asarray([8.0]))[0] == pytest.approx(scale)
+    cross, inside = {}, {}
+    for name, st in (("a2a", a2a), ("dedup", perf)):
+        ctx = _ctx(qwen, st, seq_len=4096, batch_seqs=256)
+        cross[name] = communication.ep_all_to_all_s(ctx, _layout(ctx, tp=2, dp=128, ep=32, microbatch=1))[0]
+        inside[name] = communication.ep_all_to_all_s(ctx, _layout(ctx, tp=1, dp=8, ep=8, microbatch=1))[0]
+    assert cross["a2a"] == pytest.approx(cross["dedup"] / scale, rel=0.02)
+    assert inside["a2a"] == pytest.approx(inside["dedup"], rel=1e-12)
+
+
 def test_zero3_exposes_only_the_first_layer_gather_when_compute_hides_the_rest():
     """FSDP prefetch (Zhao et al. 2023, section 3.3): with long layers, only the first layer's
     all-gather is exposed, ``t_ag / layers``; the FP8 all-gather halves it (no contention between the

@@ -102,9 +102,13 @@ def test_held_out_cases_median(table):
     AutoModel's Transformer Engine attention (stack automodel-te, +20% to +55%): all 545: 10.16%, above the 10% target
     by 0.16 points (a bound here, not the target: the closing note says so). Set 42 (MLPerf v6.0 Supermicro logs on
     8 B200 / B300, -8% to +7%; GigaComputing's gpt-oss-20b on 72 GB300 with no layout stated, 41% short at the layout
-    the model searched): 7.2% blind, merged unchanged; all 551: 10.01%."""
+    the model searched): 7.2% blind, merged unchanged; all 551: 10.01%. Session 33: the rows whose Megatron-Bridge
+    recipe states the plain all-to-all dispatcher (stacks mbridge-2026-alltoall / -fp8cs-alltoall: no DeepEP dedup;
+    Qwen3-235B FP8-CS on 256 H100 +30% / +37% -> -6% / -1%, GPT-OSS 120B on 64 B200 / B300 at EP64 +40% / +99% ->
+    +25% / +82%): all 551: 9.92%. Set 43 (MLPerf v6.0 Nebius / GigaComputing / Cisco logs, -34% to +5%): 5.2% blind,
+    merged unchanged; all 559: 9.89%, under the 10% target."""
     held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 551 and held.error.abs().median() <= 0.101
+    assert len(held) == 559 and held.error.abs().median() <= 0.100
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -128,7 +132,7 @@ def test_held_out_cases_median(table):
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
-    ("megatron-bridge", 0.1, 1.54), ("deepseek-v3", 0.12, 0.12), ("torchtitan-fsdp2", 0.05, 0.31),
+    ("megatron-bridge", 0.08, 1.54), ("deepseek-v3", 0.12, 0.12), ("torchtitan-fsdp2", 0.05, 0.31),
     ("llama3-production", 0.06, 0.07), ("megatron-bridge-unseen", 0.05, 1.08), ("bloom", 0.03, 0.03),
     ("mpt-foundry-fsdp", 0.08, 0.31), ("nemo-25x", 0.13, 0.3), ("automodel-fsdp2", 0.16, 0.26),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
@@ -145,7 +149,7 @@ def test_held_out_cases_median(table):
     # set 7, merged at the error it had when first predicted (blind): Megatron-Bridge's GPT-OSS 120B (+45% to +106%)
     # and Qwen3-30B on H100 (+111%) as in the earlier sets; Together AI's B200 cluster runs 9-45% slower than predicted
     # (its network is oversubscribed); NeMo 24.03's long-sequence Llama 2 7B rows +30% to +43%
-    ("heldout7-mbridge", 0.41, 1), ("heldout7-together-b200", 0.19, 0.41), ("heldout7-torchtitan", 0.1, 0.26),
+    ("heldout7-mbridge", 0.36, 1), ("heldout7-together-b200", 0.19, 0.41), ("heldout7-torchtitan", 0.1, 0.26),
     ("heldout7-nemo-longseq", 0.35, 0.4),
     # set 8, merged at the error it had when first predicted (blind): MLPerf's Llama 3.1 8B on 512 GB300 (one
     # sequence per 8 GPUs per step, -55% in step time) and Megatron-LM's DeepSeek-V3 baseline on GB200 (the same
@@ -248,13 +252,13 @@ def test_held_out_cases_median(table):
     # set 26, merged at its blind error. MLPerf v6.0 Llama 3.1 8B logs on 8-72 B200 / B300 / GB200 / GB300 within 7%,
     # gpt-oss-20b MXFP8 8-9% short on 8 B300 and 21% short on 72 GB300; Megatron-Bridge 26.04's cells on 64-256
     # GB200 / GB300 -20% to +2%, Qwen3-235B on 256 H100 30% fast; torchtitan's A100 Llama 2 13B / 70B 8-12% fast
-    ("heldout26-mlperf-train", 0.07, 0.22), ("heldout26-mbridge-2604", 0.16, 0.30),
+    ("heldout26-mlperf-train", 0.07, 0.22), ("heldout26-mbridge-2604", 0.11, 0.19),
     ("heldout26-torchtitan-a100", 0.10, 0.12),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
     # GPT-OSS 120B BF16 on 64 GB300 / H100 42-57% fast, Qwen3-235B 5% (GB300) and 37% (H100) fast, DeepSeek-V3 12-13%
-    ("heldout27-mbridge-2602", 0.14, 0.57), ("heldout27-mbridge-2511", 0.15, 0.51),
+    ("heldout27-mbridge-2602", 0.14, 0.57), ("heldout27-mbridge-2511", 0.145, 0.51),
     # set 28, merged at its blind error: MLPerf Training v3.0 (the first FP8 round) and v3.1 GPT-3 175B logs on 512 /
     # 768 H100 18% / 11% short, 6,144 and Azure's 10,752 H100 7% short; the Megatron Core MoE report's DeepSeek-V3 on
     # 256 GB300 / GB200 MXFP8 +15% / +6%, GB200 BF16 -13%, 1,024 H100 blockwise FP8 +35%, Qwen3-235B on 256 H100 +12%
@@ -312,7 +316,11 @@ def test_held_out_cases_median(table):
     ("heldout41-automodel-hybridep", 0.36, 0.55), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
     # set 42, merged at its blind error: Supermicro's MLPerf v6.0 Llama 3.1 8B NVFP4 on 8 B300 / B200 (+4% to +7%) and
     # gpt-oss-20b on 8 B300 (8% short); GigaComputing's gpt-oss-20b on 72 GB300, layout not stated (41% short)
-    ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.41, 0.41)])
+    ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.41, 0.41),
+    # set 43, merged at its blind error: Nebius' MLPerf v6.0 Llama 3.1 8B NVFP4 and gpt-oss-20b MXFP8 on 8 B300, 2x4 and
+    # 72 GB300 (-20% to +5%), GigaComputing's 8B on 8 B300 (-1%), Cisco's gpt-oss-20b FP8 on 64 H100 (34% short)
+    ("heldout43-mlperf60-nebius", 0.06, 0.20), ("heldout43-mlperf60-gigacomputing", 0.02, 0.02),
+    ("heldout43-mlperf60-cisco", 0.35, 0.35)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at
@@ -332,6 +340,9 @@ def test_held_out_cases_median(table):
 # DGX Cloud's MaxText, Megatron-Bridge 25.11, ModelZoo's long-context Qwen3 (.18 -> .21), MLPerf v6.0 DeepSeek-V3
 # (median .14 -> .17) and 405B (.17 -> .21), CoreWeave's DeepSeek-V3 (.06 -> .08), HPE's B200 / GB300 rows, Megatron-
 # Bridge 26.08 and its point releases, MLPerf v4.1 GPT-3 (.07 -> .10) and KempnerForge at scale (.18 -> .22).
+# Session 33: rows whose Megatron-Bridge recipe states the plain all-to-all dispatcher (no DeepEP dedup across nodes)
+# moved to the stacks mbridge-2026-alltoall / -fp8cs-alltoall; Qwen3-235B FP8-CS on 256 H100 (megatron-bridge,
+# heldout26, heldout27) and GPT-OSS 120B at EP64 on 64 B200 / B300 (heldout7) came closer and their bounds with them.
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

@@ -52,6 +52,16 @@ STACKS = {
     # the same with the FP8 recipe the row names "FP8-CS" (Transformer Engine Float8CurrentScaling:
     # an amax pass before every FP8 cast); NeMo 25.x states "FP8 per-tensor current scaling"
     "mbridge-2026-fp8cs": replace(MBRIDGE_PERF, fp8_current_scaling=True),
+    # recipes that state Megatron-Core's plain all-to-all dispatcher (``moe_token_dispatcher_type="alltoall"``, no
+    # flex backend): every routed copy of a token crosses the network on its own, no DeepEP / HybridEP dedup per
+    # destination node (``ep_dedup`` False). Megatron-Bridge's Qwen3-235B-A22B H100 FP8-CS recipe in 25.09
+    # (configs/qwen3/qwen3_235b_a22b_llm_pretrain.py @27dfb3d, the bridge default of qwen3_moe_bridge.py @3ec0b0a),
+    # 25.11 (configs/qwen3/workload_base_configs.py @767255d) and 26.04 (qwen/qwen3_workload_base_configs.py
+    # @01b2977: ``moe_token_dispatcher_type="alltoall"``); its Qwen3-30B-A3B H100 FP8-CS recipe in 25.09 and 26.02;
+    # its GPT-OSS recipes (gpt_oss/gpt_oss_workload_base_configs.py @07eea52 set no flex backend; the library
+    # recipe gpt_oss.py @db2bfdd sets "alltoall"); read 2026-12-05
+    "mbridge-2026-fp8cs-alltoall": replace(MBRIDGE_PERF, fp8_current_scaling=True, ep_dedup=False),
+    "mbridge-2026-alltoall": replace(MBRIDGE_PERF, ep_dedup=False),
     # the same with Megatron-Core's fine-grained activation offloading of the routed expert MLP (the
     # Megatron-MoE-ModelZoo GB200 Qwen3-235B recipe: offload_modules expert_fc1 / moe_act, "activation offloading required")
     "mbridge-2026-actoffload": replace(MBRIDGE_PERF, moe_activation_offload=True),
@@ -170,12 +180,15 @@ HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-uns
                    # set 41 (HELD_OUT.md)
                    "heldout41-automodel-hybridep", "heldout41-mlperf60-supermicro",
                    # set 42 (HELD_OUT.md)
-                   "heldout42-mlperf60-supermicro", "heldout42-mlperf60-gigacomputing")
+                   "heldout42-mlperf60-supermicro", "heldout42-mlperf60-gigacomputing",
+                   # set 43 (HELD_OUT.md)
+                   "heldout43-mlperf60-nebius", "heldout43-mlperf60-gigacomputing", "heldout43-mlperf60-cisco")
 
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
+    "mbridge-2026-fp8cs-alltoall": "Megatron-Core / NeMo", "mbridge-2026-alltoall": "Megatron-Core / NeMo",
     "mbridge-2026-actoffload": "Megatron-Core / NeMo", "mbridge-2026-a2a-overlap": "Megatron-Core / NeMo",
     "mbridge-2026-natural": "Megatron-Core / NeMo",
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",

@@ -12,7 +12,11 @@ preprocessing of the next, so each layer's forward takes ``max(GPU time, host ti
 whole layer instead of hiding the host behind queued work. The backward pass reuses the CPU
 split sizes (no sync): the CPU runs ahead and the layer's backward takes ``max(GPU time, host
 time)`` over the whole layer too. A recomputed forward syncs again (it repeats the forward).
-DeepEP / the "flex" dispatcher and CUDA-graphed MoE layers launch without this sync
+DeepEP's normal (high-throughput) dispatch syncs the same way: its ``notify_dispatch`` kernel writes the
+received-token counts to host-mapped memory and the CPU polls them before it allocates the receive
+buffer (DeepEP README: "the CPU will wait for GPU's signal to arrive, so this is not compatible with
+CUDA graph"; ``moe_recv_counter`` in ``csrc/deep_ep.cpp``). Dispatchers with a static receive budget
+(HybridEP's token budget, DeepEP's ``num_worst_tokens``) and CUDA-graphed MoE layers launch without it
 (``Stack.moe_host_sync`` False).
 
 Host operators per MoE layer and micro-batch, counted from the sources (one operator = one

@@ -50,8 +50,10 @@ class Stack:
     ``"dualpipe"`` (DeepSeek-V3 report, section 3.2.1, Table 2: bubble ``(pp/2-1)`` chunk times
     of F&B + B - 3W, about half of 1F1B's, at the cost of two copies of the stage's weights).
     ``ep_dedup``: the dispatcher sends each token once per destination scale-up domain over the
-    scale-out network and fans it out over NVLink there (DeepEP / Megatron-Core "flex"
-    dispatcher; DeepSeek-V3 report section 3.2.2); False: one copy per routed expert.
+    scale-out network and fans it out over NVLink there (DeepEP / HybridEP, Megatron-Core's "flex"
+    dispatcher; DeepSeek-V3 report section 3.2.2); False: one copy per routed expert (Megatron-Core's
+    plain ``moe_token_dispatcher_type="alltoall"``, which permutes ``top_k`` copies of each token
+    before an NCCL all-to-all).
     ``fp4_kept_layer_fraction``: share of the transformer layers whose linear layers an NVFP4
     recipe keeps out of FP4 for stability (NVIDIA 2025, "Pretraining Large Language Models with
     NVFP4", arXiv 2509.25149, section 4: about 16% of the linear layers, the first and last
@@ -87,9 +89,10 @@ class Stack:
     vocabulary entry per token instead of fp32 logits plus their fp32 gradient (8 bytes).
     ``moe_host_sync``: the MoE dispatcher waits for the device once per MoE layer and forward
     pass (Megatron-Core's dropless all-to-all dispatcher, ``cuda_sync_point =
-    "before_ep_alltoall"``), so the expert block's host launch time is exposed where it exceeds
-    its GPU time (:mod:`.host`); False for DeepEP / the flex dispatcher, which take the split
-    sizes on the device, and for CUDA-graphed MoE layers. ``host_op_s``: host time of one
+    "before_ep_alltoall"``; DeepEP's normal-mode dispatch polls its host-mapped receive counter the
+    same way), so the expert block's host launch time is exposed where it exceeds its GPU time
+    (:mod:`.host`); False for dispatchers with a static receive budget (HybridEP, DeepEP's
+    ``num_worst_tokens``), which keep the split sizes on the device, and for CUDA-graphed MoE layers. ``host_op_s``: host time of one
     launched operator (:data:`HOST_OP_S`).
     ``fp8_current_scaling``: the FP8 recipe scales each tensor by its own current amax
     (Transformer Engine ``Float8CurrentScaling``, the "FP8-CS" of the NeMo / Megatron-Bridge
@@ -209,12 +212,16 @@ FP4_KEPT_LAYER_FRACTION = {"low": 0.08, "central": 0.16, "high": 0.25}
 #: Megatron-Core as the 2022-24 papers and the book's headline run it: Transformer Engine fused
 #: attention, sequence parallelism, distributed optimizer (ZeRO-1), overlapped DP reduce-scatter /
 #: all-gather; no TP-GEMM overlap. The headline keeps it explicitly (``STACKS["modern"]``). Its
-#: MoE dispatch is DeepEP-style (``ep_dedup``: token dedup across scale-up domains, split sizes
-#: kept on the device), so no host sync per MoE layer (``moe_host_sync`` False).
+#: MoE dispatch dedups tokens across scale-up domains (``ep_dedup``) and keeps the split sizes on the
+#: device (a static receive budget, as HybridEP's), so no host sync per MoE layer (``moe_host_sync`` False).
 MODERN = Stack()
 #: Megatron-Core current (Megatron-Bridge / NeMo 2025-26 recipes): as :data:`MODERN` plus the TP
 #: collectives overlapped with the GEMMs (``tp_comm_overlap``, Transformer Engine userbuffers) and
-#: the dropless all-to-all MoE dispatcher's host sync (``moe_token_dispatcher_type="alltoall"``).
+#: the MoE dispatch of the current recipes for large MoE across nodes, the "flex" dispatcher with DeepEP
+#: (Megatron-Bridge's DeepSeek-V3 recipes on H100 and B200): one copy per destination node (``ep_dedup``)
+#: and a host sync per MoE layer, DeepEP's normal-mode poll of its receive counter (``moe_host_sync``).
+#: Recipes that state the plain ``"alltoall"`` dispatcher drop the dedup (``ep_dedup`` False; validation
+#: stacks ``mbridge-2026-alltoall`` / ``mbridge-2026-fp8cs-alltoall``).
 MEGATRON_CORE = replace(MODERN, tp_overlap=True, moe_host_sync=True)
 MEGATRON_2021 = Stack(flash_attention=False, sequence_parallel=False, dp_overlap=False, tp_overlap=False,
                       grad_bytes=4.0, grad_reduce_bytes=2.0)
