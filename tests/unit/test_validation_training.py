@@ -28,11 +28,12 @@ def test_korthikanti_table5(table):
     assert k.error.abs().max() <= 0.09
 
 
-HELD_OUT_GROUPS = validation.HELD_OUT_GROUPS
+def _held_out(table):
+    return table.group.isin(validation.held_out_groups(table.group.unique()))
 
 
 def test_other_dev_cases_median(table):
-    other = table[(table.group != "korthikanti-t5") & ~table.group.isin(HELD_OUT_GROUPS)]
+    other = table[(table.group != "korthikanti-t5") & ~_held_out(table)]
     assert other.error.abs().median() <= 0.10
 
 
@@ -106,9 +107,11 @@ def test_held_out_cases_median(table):
     recipe states the plain all-to-all dispatcher (stacks mbridge-2026-alltoall / -fp8cs-alltoall: no DeepEP dedup;
     Qwen3-235B FP8-CS on 256 H100 +30% / +37% -> -6% / -1%, GPT-OSS 120B on 64 B200 / B300 at EP64 +40% / +99% ->
     +25% / +82%): all 551: 9.92%. Set 43 (MLPerf v6.0 Nebius / GigaComputing / Cisco logs, -34% to +5%): 5.2% blind,
-    merged unchanged; all 559: 9.89%, under the 10% target."""
-    held = table[table.group.isin(HELD_OUT_GROUPS)]
-    assert len(held) == 559 and held.error.abs().median() <= 0.100
+    merged unchanged; all 559: 9.89%, under the 10% target. Set 44 (Hugging Face nanotron's Ultra-Scale Playbook sweep,
+    1.3B-80B on 8-512 H100, one benchmark step each: -1% to +31%, but the 80B rows +19% to +51% and 3.0x on 32 GPUs,
+    the small models on 512 GPUs 3.9x / 2.8x): 18.5% blind, merged unchanged; all 574: 9.92%."""
+    held = table[_held_out(table)]
+    assert len(held) == 574 and held.error.abs().median() <= 0.100
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -320,7 +323,10 @@ def test_held_out_cases_median(table):
     # set 43, merged at its blind error: Nebius' MLPerf v6.0 Llama 3.1 8B NVFP4 and gpt-oss-20b MXFP8 on 8 B300, 2x4 and
     # 72 GB300 (-20% to +5%), GigaComputing's 8B on 8 B300 (-1%), Cisco's gpt-oss-20b FP8 on 64 H100 (34% short)
     ("heldout43-mlperf60-nebius", 0.06, 0.20), ("heldout43-mlperf60-gigacomputing", 0.02, 0.02),
-    ("heldout43-mlperf60-cisco", 0.35, 0.35)])
+    ("heldout43-mlperf60-cisco", 0.35, 0.35),
+    # set 44, merged at its blind error: nanotron's Ultra-Scale Playbook sweep on 8-512 H100 (tokens/s -1% to +31%; the
+    # 80B rows +19% to +51% and 3.0x on 32 GPUs; the 1.34B / 3.57B rows on 512 GPUs 3.9x / 2.8x)
+    ("heldout44-nanotron-playbook", 0.19, 2.89)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at

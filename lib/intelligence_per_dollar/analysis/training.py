@@ -433,7 +433,7 @@ class ValidationFindings:
     others_median: float
     others_count: int
     dev_median: float               # the cases the model was built on (no held-out group)
-    held_out_median: float          # the runs judged blind before they joined the table (validation.HELD_OUT_GROUPS)
+    held_out_median: float          # the runs judged blind before they joined the table (validation.held_out_groups)
     held_out_count: int
     others_within_target: float     # fraction of the other cases within TARGET_OTHERS_MEDIAN_ABS_ERROR
     good_groups: tuple[str, ...]
@@ -447,7 +447,7 @@ def validation_findings(table: pd.DataFrame, summary: pd.DataFrame, worst: int =
     k5 = groups.loc[KORTHIKANTI_GROUP]
     by_group = groups.drop(index="all")
     others = table[table["group"] != KORTHIKANTI_GROUP]["error"].abs()
-    held = table["group"].isin(validation.HELD_OUT_GROUPS)
+    held = table["group"].isin(validation.held_out_groups(table["group"].unique()))
     dev = table[(table["group"] != KORTHIKANTI_GROUP) & ~held]["error"].abs()
     order = table["error"].abs().sort_values(ascending=False).index
     return ValidationFindings(

@@ -110,80 +110,6 @@ STACKS = {
 }
 
 #: Framework family of each stack, for colouring the validation chart (fewer series than groups).
-#: Groups merged from the held-out sets of ``data/runs/HELD_OUT.md``: runs predicted before they joined the table.
-HELD_OUT_GROUPS = ("torchtitan-fsdp2", "llama3-production", "megatron-bridge-unseen", "bloom", "mpt-foundry-fsdp",
-                   "nemo-25x", "automodel-fsdp2", "megatron-bridge-2604", "megatron-bridge-2606", "torchtitan-blackwell",
-                   "heldout5-dgxc", "heldout5-dgxc-maxtext", "heldout5-nemo2407", "heldout5-torchtitan-a100",
-                   "heldout5-automodel", "heldout5-mbridge2511", "heldout5-mpt", "heldout6-dgxc2504",
-                   "heldout6-dgxc2504-moe", "heldout6-moe-modelzoo", "heldout6-nemo2407", "heldout7-mbridge",
-                   "heldout7-together-b200", "heldout7-torchtitan", "heldout7-nemo-longseq", "heldout8-mlperf-train",
-                   "heldout8-moe-modelzoo", "heldout8-mcore-dsv3-gb200", "heldout9-mlperf60-dsv3",
-                   "heldout9-mlperf60-partners", "heldout9-mlperf60-llama405b", "heldout9-mlperf60-gptoss",
-                   "heldout10-mlperf60-llama8b", "heldout10-mlperf60-gptoss", "heldout10-mlperf60-dsv3-coreweave",
-                   "heldout10-mlperf60-llama405b-coreweave", "heldout11-flagperf-mcore", "heldout11-flagperf-flagscale-h800",
-                   "heldout11-mlperf51-nebius", "heldout12-mlperf51-dell", "heldout12-mlperf51-nebius-multinode",
-                   "heldout13-mlperf51-supermicro", "heldout13-mlperf51-hpe-h200", "heldout13-mlperf51-cisco-h100",
-                   "heldout14-mlperf51-lambda-gb300", "heldout14-mlperf60-hpe-multinode", "heldout14-mlperf60-hpe-gptoss",
-                   "heldout15-mbridge2608", "heldout15-mbridge-point-releases", "heldout15-mpt-h100",
-                   "heldout16-mlperf31-gpt3", "heldout16-mlperf40-gpt3", "heldout16-mlperf41-gpt3",
-                   "heldout17-mlperf50-llama405b", "heldout17-mlperf60-gptoss20b",
-                   "heldout18-kempnerforge-h200", "heldout18-kempnerforge-scale", "heldout18-ibm-fsdp",
-                   "heldout19-dgxc-gpt3-175b", "heldout19-dgxc-llama31-8b", "heldout19-nemotron4-340b-production",
-                   "heldout19-llama1-65b-production", "heldout20-tinyllama", "heldout20-fms-fsdp-readme",
-                   "heldout21-mlperf60-llama31_405b", "heldout21-mlperf60-gpt_oss_20b", "heldout21-mlperf60-llama31_8b",
-                   "heldout22-mlperf41-gpt3-oracle", "heldout22-mlperf50-carina-gb200", "heldout22-mlperf50-nebius-h200",
-                   "heldout22-mlperf51-llama8b-b200-64", "heldout22-mlperf51-uf-b200", "heldout22-mlperf60-nebius-b300",
-                   "heldout22-nemotron4-15b-production", "heldout22-nemotron4-340b-ramp", "heldout22-torchao-float8-h100",
-                   "heldout22-torchao-mx-b200",
-                   # set 23 (HELD_OUT.md)
-                   "heldout23-mlperf60-dsv3-gb200-scale", "heldout23-mlperf60-llama405b-hpe-nvl72",
-                   "heldout23-mlperf60-llama8b-partners", "heldout23-mlperf60-gptoss-inventec",
-                   "heldout23-mlperf51-llama8b-gb200", "heldout23-flashattn-gpt3-a100",
-                   "heldout23-bigscience-tr11-prequel", "heldout23-jaxtoolbox-pax",
-                   # set 24 (HELD_OUT.md)
-                   "heldout24-mlperf-train", "heldout24-automodel-moonlight", "heldout24-flagperf-deepspeed",
-                   "heldout24-nemo-docs-2502-2504", "heldout24-together-b200-512", "heldout24-torchao-llama4-b200",
-                   # set 25 (HELD_OUT.md)
-                   "heldout25-mlperf-train", "heldout25-nemo-longseq", "heldout25-together-dgxc",
-                   "heldout25-dgxc-paxml",
-                   # set 26 (HELD_OUT.md)
-                   "heldout26-mlperf-train", "heldout26-mbridge-2604", "heldout26-torchtitan-a100",
-                   # set 27 (HELD_OUT.md)
-                   "heldout27-mbridge-2602", "heldout27-mbridge-2511",
-                   # set 28 (HELD_OUT.md)
-                   "heldout28-mlperf30-gpt3", "heldout28-mlperf31-gpt3", "heldout28-mlperf31-gpt3-azure",
-                   "heldout28-mcore-moe-report",
-                   # set 29 (HELD_OUT.md)
-                   "heldout29-mlperf60-supermicro",
-                   # set 30 (HELD_OUT.md)
-                   "heldout30-internlm-perf",
-                   # set 31 (HELD_OUT.md)
-                   "heldout31-nemo2407-unused-cells", "heldout31-mlperf51-oracle-b200x8",
-                   "heldout31-mlperf60-hpe-gb300x8",
-                   # set 32 (HELD_OUT.md)
-                   "heldout32-mbv-tuned", "heldout32-mbv-functional", "heldout32-bigscience-tr11-reshaping",
-                   "heldout32-llm-foundry-scale", "heldout32-jaxtoolbox-maxtext",
-                   # set 33 (HELD_OUT.md)
-                   "heldout33-mlperf-train", "heldout33-nemo-longseq", "heldout33-mbridge-2511-early",
-                   "heldout33-mbridge-2509", "heldout33-mbridge-2511-mx", "heldout33-mbridge-260201",
-                   # set 34 (HELD_OUT.md)
-                   "heldout34-mlperf-train",
-                   # set 35 (HELD_OUT.md)
-                   "heldout35-mbridge-260201", "heldout35-moe-modelzoo-overlap",
-                   # set 37 (HELD_OUT.md)
-                   "heldout37-mlperf-train",
-                   # set 39 (HELD_OUT.md)
-                   "heldout39-mlperf-train", "heldout39-modalities-leonardo-a100", "heldout39-modalities-mn5-h100",
-                   "heldout39-olmocore-readme",
-                   # set 40 (HELD_OUT.md)
-                   "heldout40-mlperf-train",
-                   # set 41 (HELD_OUT.md)
-                   "heldout41-automodel-hybridep", "heldout41-mlperf60-supermicro",
-                   # set 42 (HELD_OUT.md)
-                   "heldout42-mlperf60-supermicro", "heldout42-mlperf60-gigacomputing",
-                   # set 43 (HELD_OUT.md)
-                   "heldout43-mlperf60-nebius", "heldout43-mlperf60-gigacomputing", "heldout43-mlperf60-cisco")
-
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
@@ -325,6 +251,15 @@ def bias_table(table: pd.DataFrame, within: float = 0.10) -> pd.DataFrame:
 def in_groups(group, patterns) -> bool:
     """Whether a case's ``group`` is one of ``patterns`` (names; a trailing ``*`` matches a prefix)."""
     return any(group.startswith(p[:-1]) if p.endswith("*") else group == p for p in patterns)
+
+
+def held_out_groups(groups, sets=None) -> tuple[str, ...]:
+    """The groups among ``groups`` that a training held-out set names: runs predicted blind before they joined the
+    table (``data/runs/HELD_OUT.md``). ``sets``: :func:`sources.runs.held_out_sets` rows (read from
+    ``data/runs/held_out_sets.csv`` when None), whose ``groups`` patterns are the one list of them."""
+    sets = run_files.held_out_sets() if sets is None else sets
+    patterns = [s["groups"] for s in sets if s["table"] == "training"]
+    return tuple(sorted({g for g in groups if any(in_groups(g, p) for p in patterns)}))
 
 
 def held_out_sets_table(sets, tables) -> pd.DataFrame:
