@@ -156,6 +156,16 @@ def test_alltoall_dispatcher_stacks_send_one_copy_per_routed_expert():
     assert inside["a2a"] == pytest.approx(inside["dedup"], rel=1e-12)
 
 
+def test_nanotron_runs_the_flagscale_preset_under_its_own_family():
+    """nanotron v0.5 (Megatron-style TP + SP, 1F1B, ZeRO-1, FlashAttention-2, no Transformer Engine, no overlapped
+    gradient reduction) has the physics of the FlagScale preset, but its runs are not Megatron-Core's: the bias table
+    groups them apart."""
+    from intelligence_per_dollar.analysis import validation
+    assert validation.STACKS["nanotron-2025"] == validation.STACKS["megatron-lm-2024-fa2"]
+    assert validation.STACK_FAMILIES["nanotron-2025"] == "nanotron"
+    assert validation.STACK_FAMILIES["megatron-lm-2024-fa2"] == "Megatron-Core / NeMo"
+
+
 def test_zero3_exposes_only_the_first_layer_gather_when_compute_hides_the_rest():
     """FSDP prefetch (Zhao et al. 2023, section 3.3): with long layers, only the first layer's
     all-gather is exposed, ``t_ag / layers``; the FP8 all-gather halves it (no contention between the

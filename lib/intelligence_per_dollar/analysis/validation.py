@@ -82,6 +82,11 @@ STACKS = {
     "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
     "megatron-lm-2024-fa2": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2"),
+    # Hugging Face nanotron v0.5 (the Ultra-Scale Playbook's sweep, examples/config_tiny_llama_bench.yaml @67c5ebb):
+    # Megatron-style TP with sequence parallelism, 1F1B pipeline, ZeRO-1, FlashAttention-2, no Transformer Engine,
+    # gradients reduced after backward -- the FlagScale preset's physics; its own name so the bias table does not count
+    # its runs as Megatron-Core's
+    "nanotron-2025": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2"),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
@@ -124,7 +129,7 @@ STACK_FAMILIES = {
     "llm-foundry-2023": "FSDP (torch-native)",
     "llm-foundry-2023-pure": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
-    "pytorch-eager": "measured here (PyTorch)",
+    "pytorch-eager": "measured here (PyTorch)", "nanotron-2025": "nanotron",
 }
 
 
