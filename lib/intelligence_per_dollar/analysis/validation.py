@@ -36,6 +36,10 @@ from intelligence_per_dollar.model import architecture, training
 #: :data:`~intelligence_per_dollar.model.training.MEGATRON_CORE`); the reduction was BF16 already.
 MBRIDGE_PERF = replace(training.MEGATRON_CORE, grad_bytes=2.0)
 
+#: Megatron-style training without Transformer Engine's overlaps: TP with sequence parallelism, 1F1B, ZeRO-1,
+#: FlashAttention-2, TP and data-parallel traffic not overlapped (FlagScale's Megatron-LM fork, nanotron v0.5).
+MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2")
+
 #: Software stacks named in the runs file (facts about each framework version).
 STACKS = {
     "megatron-2021": training.MEGATRON_2021,
@@ -81,12 +85,12 @@ STACKS = {
     # parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce
     "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
-    "megatron-lm-2024-fa2": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2"),
+    "megatron-lm-2024-fa2": MEGATRON_LM_FA2,
     # Hugging Face nanotron v0.5 (the Ultra-Scale Playbook's sweep, examples/config_tiny_llama_bench.yaml @67c5ebb):
     # Megatron-style TP with sequence parallelism, 1F1B pipeline, ZeRO-1, FlashAttention-2, no Transformer Engine,
     # gradients reduced after backward -- the FlagScale preset's physics; its own name so the bias table does not count
     # its runs as Megatron-Core's
-    "nanotron-2025": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2"),
+    "nanotron-2025": MEGATRON_LM_FA2,
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
