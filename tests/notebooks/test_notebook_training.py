@@ -75,12 +75,18 @@ def test_training_chapter_default(report_records):
     # Calculon's 3.65%): its 530B / 1T steps on 280 / 512 A100, already 2-5% long in the model, went to +6% / +9%,
     # while the 324 runs judged blind went from 10.1% to 9.2%; the chapter prints the target beside the value
     assert rec["validation_korthikanti_mean_abs_error"] <= 0.04
-    # the dev cases meet the 10% target; the 574 runs judged blind (HELD_OUT.md sets 1-44) meet it too since session
-    # 33's dispatcher correction and sets 43-44 (9.92%; they sat at 10.0-10.2% since set 32's functional
-    # Megatron-Bridge runs, sanity checks at +0% to +1,868%, joined)
+    # the dev cases meet the 10% target; the 580 runs judged blind (HELD_OUT.md sets 1-46) meet it too since session
+    # 33's dispatcher correction and sets 43-44 (9.92%; 9.93% with set 46; they sat at 10.0-10.2% since set 32's
+    # functional Megatron-Bridge runs, sanity checks at +0% to +1,868%, joined)
     assert rec["validation_dev_median_abs_error"] <= 0.10
     assert 0.05 < rec["validation_held_out_median_abs_error"] <= 0.10
     assert rec["validation_dev_median_abs_error"] <= rec["validation_others_median_abs_error"] <= 0.12
+    # the memory model against the per-GPU memory 73 runs report (data/runs/training_memory.csv, session 34): median
+    # |error| 29%, mostly under PyTorch's reserved / allocated peaks; of those runs it refuses only MLPerf v5.0's
+    # Llama 3.1 405B on 512 / 1,024 H200 (NeMo's gradient-buffer and FP8-parameter bytes are not known to it)
+    assert rec["memory_validation_cases"] >= 70 and rec["memory_validation_median_abs_error"] <= 0.30
+    assert set(rec["memory_validation_refused_that_ran"]) <= {
+        "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-512", "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024"}
     assert rec["widget_compute_ms"] > 0
     assert rec["widget_agrees_with_headline"] and rec["widget_gpus"] == rec["gpus"]
     assert 0.9e13 < rec["total_params"] < 1.1e13

@@ -156,12 +156,23 @@ def table():
     return vi.validation_table()
 
 
+#: Runs that really ran which the model refuses, each with the reason it gives (set 47: TensorRT-LLM v0.6.1's static
+#: batches of 60 and 240 sequences, where the KV-cache model fits 55 and 239 within ``serving_memory_fraction``).
+REFUSED_AT_KV_BOUNDARY = {"heldout47-trtllm061-llama2-7b-a100-fp16-tp1-b60-128-2048": "at most 55 sequences",
+                          "heldout47-trtllm061-llama2-70b-a100-fp16-tp4-b240-128-2048": "at most 239 sequences"}
+
+
 def test_every_case_is_predicted(table):
     """Every case is predicted, including the SGLang GB200 prefill instances that only fit with expert weights
-    offloaded to Grace memory (model.serving_offload: refused before offload was modelled)."""
+    offloaded to Grace memory (model.serving_offload: refused before offload was modelled), except the two static
+    batches of set 47 that the KV-cache model puts just over the memory (:data:`REFUSED_AT_KV_BOUNDARY`)."""
     assert len(table) >= 60
-    assert (table.refused == "").all()
-    assert table.predicted.gt(0).all() and table.error.notna().all()
+    refused = table[table.refused != ""]
+    assert set(refused.case) == set(REFUSED_AT_KV_BOUNDARY)
+    for case, reason in zip(refused.case, refused.refused):
+        assert "KV cache does not fit" in reason and REFUSED_AT_KV_BOUNDARY[case] in reason
+    ok = table[table.refused == ""]
+    assert ok.predicted.gt(0).all() and ok.error.notna().all()
     grace = table[table.case.str.startswith("sglang-gb200-dsv3-prefill")]
     assert len(grace) == 2 and grace.error.abs().max() <= 0.60
 
@@ -260,9 +271,11 @@ def test_median_near_the_issue_target_of_15_percent(table):
     rows 21.0% -> 7.7%). Set 41 (26 MLPerf Inference v6.1 cells collected blind on 2026-12-05 at 2fdf04a, 15.6% median)
     merged unchanged: 10.62% over 1,020. Set 42 (28 MLPerf Inference v6.1 cells collected blind on 2026-12-05 at a612de1, 9.4%
     median) merged unchanged: 10.62% over 1,048. Set 45 (16 MLPerf Inference cells of QCT, Supermicro and Lenovo collected
-    blind on 2026-12-05 at 0fbbf7b, 7.6% median) merged unchanged: 10.48% over 1,064. The bound records that state so a
-    regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.106
+    blind on 2026-12-05 at 0fbbf7b, 7.6% median) merged unchanged: 10.48% over 1,064. Set 47 (28 static-batch cells of
+    TensorRT-LLM's 2023-24 performance docs collected blind on 2026-12-05 at 23ed587, 13.0% median; two refused at the
+    KV-cache boundary) merged unchanged: 10.62% over 1,090 predicted. The bound records that state so a regression
+    fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.107
 
 
 def test_ep_load_imbalance_properties():
@@ -859,6 +872,18 @@ def test_held_out_set_42_stays_near_its_blind_error(table):
     72 GB200. DeepSeek-R1 6.3% over 12 (-13% to +31%, the +31% a CoreWeave GB200 Server run at its stated layout);
     gpt-oss-120b 13.9% over 16 (-30% to +27%). 9.4% / 30.5% when first predicted, none off by 2x; merged unchanged."""
     _check_held_out_set(table, "heldout42-", 28, 0.095, 0.31, 14, 0.095)
+
+
+def test_held_out_set_47_stays_near_its_blind_error(table):
+    """Set 47 of data/runs/HELD_OUT.md (28 static-batch throughput cells of TensorRT-LLM's 2023-24 performance docs,
+    collected blind in session 34, predicted at 23ed587): v0.5.0's Llama 2 7B on one H100 / A100 (-1% to +14%) and
+    Llama 2 70B TP4 on H100 (+23% to +138%: the release before the XQA grouped-query decode kernels), v0.6.1 / v0.9.0
+    Llama 2 cells (-5% to +19%), v0.9.0 Mixtral 8x7B TP2 on A100 (-12% / -25%). 13.0% / 138% when first predicted;
+    two refused at the KV-cache boundary; merged unchanged."""
+    s = table[table.group.str.startswith("heldout47-")]
+    assert len(s) == 28 and set(s[s.refused != ""].case) == set(REFUSED_AT_KV_BOUNDARY)
+    ok = s[s.refused == ""]
+    assert ok.error.abs().median() <= 0.13 and ok.error.abs().max() <= 1.38
 
 
 def test_held_out_set_45_stays_near_its_blind_error(table):

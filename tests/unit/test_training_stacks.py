@@ -122,7 +122,10 @@ def test_automodel_stack_is_fsdp2_with_the_vendor_attention_kernel():
     and on A100 (FA2 already the best kernel) the same."""
     from intelligence_per_dollar.analysis import validation
     am, tt = validation.STACKS["automodel-te"], validation.STACKS["torchtitan-fsdp2"]
-    assert am.attention_kernel == "vendor" and replace(am, attention_kernel="fa2") == tt
+    assert am.attention_kernel == "vendor" and replace(am, attention_kernel="fa2") == validation.STACKS["automodel-flex"]
+    # beside the kernel, only the model states' bytes and the loss differ from torchtitan's (pure BF16: see below)
+    assert replace(am, attention_kernel="fa2", grad_bytes=tt.grad_bytes, optimizer_state_bytes=tt.optimizer_state_bytes,
+                   loss=tt.loss) == tt
     for acc, ratio in (("H100-SXM", 1.75), ("A100-80GB", 1.0)):
         a, t = _ctx(LLAMA8B, am, acc), _ctx(LLAMA8B, tt, acc)
         lay = _layout(a)
@@ -286,6 +289,52 @@ def test_fused_cross_entropy_keeps_bf16_logits_only():
         r = training.evaluate(ctx, c)
         out.append(float(r["activations_bytes"][0]))
     assert out[0] - out[1] == pytest.approx(16384 * 201088 * 6.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("field,value", [("optimizer_state_bytes", 0.0), ("optimizer_state_bytes", 20.0),
+                                         ("optimizer_state_bytes", True), ("loss", "fused")])
+def test_stack_rejects_state_bytes_and_loss_kinds_out_of_range(field, value):
+    with pytest.raises(ValueError, match=field):
+        training.Stack(**{field: value})
+
+
+def test_pure_bf16_frameworks_hold_eight_bytes_of_model_state_per_parameter():
+    """NeMo AutoModel's MoE models and KempnerForge build the model in BF16 and step the BF16 parameters in place with
+    BF16 Adam moments: under ZeRO-3 the shard (2, the master), two moments (2 + 2) and the BF16 gradient (2) are 8 bytes
+    per parameter where torchtitan's fp32 shard, moments and gradient are 16. Llama 3.1 8B (8.03e9 parameters) on 8
+    GPUs: 8.03 GB vs 16.06 GB of states per GPU, by hand."""
+    from intelligence_per_dollar.analysis import validation
+    n = 8.030261248e9                     # Llama 3.1 8B: embeddings + 32 layers + norm + untied head
+    for name, per_param in (("kempnerforge-fsdp2", 8.0), ("automodel-te", 8.0), ("torchtitan-fsdp2", 16.0)):
+        ctx = _ctx(LLAMA8B, validation.STACKS[name])
+        lay = _layout(ctx, zero=3, dp=8)
+        st = memory.model_state_bytes(ctx, lay, memory.params_per_gpu(ctx, lay))
+        states = float(st.weights[0] + st.gradients[0] + st.optimizer[0])
+        # ZeRO-3 keeps one gathered layer (2 B x params / layers x 2) beside the shards
+        gathered = float(memory.params_per_gpu(ctx, lay).total[0]) / 32 * 2 * 2
+        assert states - gathered == pytest.approx(n / 8 * per_param, rel=0.01), name
+
+
+def test_loss_kinds_hold_their_bytes_per_logit():
+    """Bytes per vocabulary entry per token at the loss's peak: Megatron-Core's in-place vocab-parallel cross entropy
+    8 (fp32 logits and gradient), PyTorch's F.cross_entropy on fp32 logits 12 (saved log-softmax, incoming and
+    outgoing fp32 gradients), on BF16 logits 6, the fused kernel 2 whatever the kind."""
+    want = {"megatron": 8.0, "torch-fp32": 12.0, "torch-bf16": 6.0}
+    for kind, b in want.items():
+        assert memory.logits_bytes_per_entry(training.Stack(loss=kind)) == b
+        assert memory.logits_bytes_per_entry(training.Stack(loss=kind, fused_cross_entropy=True)) == 2.0
+    assert training.Stack().loss == "megatron" and memory.LOGITS_BYTES == 8.0
+
+
+def test_the_optimizer_step_moves_its_states_twice():
+    """A fused Adam step reads and writes its states, reads the gradient and (without a sharded master) writes the
+    BF16 weight: 2 x 12 + 4 + 2 = 30 bytes per parameter for Megatron-Core's fp32 states, 2 x 12 + 4 = 28 for FSDP2's
+    fp32 shard, 2 x 6 + 2 = 14 for BF16 parameters stepped in place."""
+    from intelligence_per_dollar.analysis import validation
+    from intelligence_per_dollar.model.training import optimizer
+    assert optimizer.step_bytes_per_param(training.MEGATRON_CORE) == optimizer.OPTIMIZER_STEP_BYTES_PER_PARAM == 30.0
+    assert optimizer.step_bytes_per_param(training.FSDP2) == 28.0
+    assert optimizer.step_bytes_per_param(validation.STACKS["kempnerforge-fsdp2"]) == 14.0
 
 
 def test_dropout_masks_are_two_bytes_per_hidden_value_of_a_layer():

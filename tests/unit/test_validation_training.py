@@ -109,9 +109,13 @@ def test_held_out_cases_median(table):
     +25% / +82%): all 551: 9.92%. Set 43 (MLPerf v6.0 Nebius / GigaComputing / Cisco logs, -34% to +5%): 5.2% blind,
     merged unchanged; all 559: 9.89%, under the 10% target. Set 44 (Hugging Face nanotron's Ultra-Scale Playbook sweep,
     1.3B-80B on 8-512 H100, one benchmark step each: -1% to +31%, but the 80B rows +19% to +51% and 3.0x on 32 GPUs,
-    the small models on 512 GPUs 3.9x / 2.8x): 18.5% blind, merged unchanged; all 574: 9.92%."""
+    the small models on 512 GPUs 3.9x / 2.8x): 18.5% blind, merged unchanged; all 574: 9.92%. Session 34: the pure-BF16
+    model states of NeMo AutoModel's MoE models and KempnerForge (stacks automodel-te / automodel-flex /
+    kempnerforge-fsdp2: optimizer_state_bytes 6, BF16 gradients) and the optimizer step's bytes per stack move no row by
+    a point: 9.93%. Set 46 (MLPerf v4.0 GPT-3 step times +3% / +5%, AutoModel Llama 3.1 70B 17% short, Megatron-Bridge's
+    Qwen3-8B card +7% and its functional SFT items 3.8x / 13x): 11.9% blind, merged unchanged; all 580: 9.93%."""
     held = table[_held_out(table)]
-    assert len(held) == 574 and held.error.abs().median() <= 0.100
+    assert len(held) == 580 and held.error.abs().median() <= 0.100
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -198,8 +202,10 @@ def test_held_out_cases_median(table):
     ("heldout17-mlperf50-llama405b", 0.04, 0.07), ("heldout17-mlperf60-gptoss20b", 0.23, 0.255),
     # set 18 (blind 10%, 21% and 21%, predicted on 8-GPU nodes and the catalogue's NICs), merged with the clusters the
     # rows state: KempnerForge's 70B TP4 x FSDP on 4-GPU H200 nodes -28% / -33% -> -5%; IBM's FSDP on 400 / 800 Gb/s per
-    # node 20% / 50% fast -> 11% / 37% (7B at HSDP, recorded as full sharding); one H200 with full recompute 24% slow
-    ("heldout18-kempnerforge-h200", 0.1, 0.25), ("heldout18-kempnerforge-scale", 0.05, 0.22),
+    # node 20% / 50% fast -> 11% / 37% (7B at HSDP, recorded as full sharding); one H200 with full recompute 24% slow.
+    # Session 34: KempnerForge steps BF16 parameters in place (stack kempnerforge-fsdp2), so its Adam step moves 14
+    # bytes per parameter instead of 28: its steps 0.5-1% shorter, the group median 10.0% -> 10.2%
+    ("heldout18-kempnerforge-h200", 0.105, 0.25), ("heldout18-kempnerforge-scale", 0.05, 0.22),
     ("heldout18-ibm-fsdp", 0.1, 0.34),
     # set 19, merged at its blind error: every row's step a little short in the model. dgxc-benchmarking's GPT-3 175B
     # (TP4 PP8 VP12) on 128-2,048 H100 6-13% (FP8 more than BF16), its Llama 3.1 8B (CP2) on 8-128 H100 within 6%;
@@ -319,14 +325,19 @@ def test_held_out_cases_median(table):
     ("heldout41-automodel-hybridep", 0.36, 0.55), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
     # set 42, merged at its blind error: Supermicro's MLPerf v6.0 Llama 3.1 8B NVFP4 on 8 B300 / B200 (+4% to +7%) and
     # gpt-oss-20b on 8 B300 (8% short); GigaComputing's gpt-oss-20b on 72 GB300, layout not stated (41% short)
-    ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.41, 0.41),
+    ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.415, 0.415),
     # set 43, merged at its blind error: Nebius' MLPerf v6.0 Llama 3.1 8B NVFP4 and gpt-oss-20b MXFP8 on 8 B300, 2x4 and
     # 72 GB300 (-20% to +5%), GigaComputing's 8B on 8 B300 (-1%), Cisco's gpt-oss-20b FP8 on 64 H100 (34% short)
     ("heldout43-mlperf60-nebius", 0.06, 0.20), ("heldout43-mlperf60-gigacomputing", 0.02, 0.02),
     ("heldout43-mlperf60-cisco", 0.35, 0.35),
     # set 44, merged at its blind error: nanotron's Ultra-Scale Playbook sweep on 8-512 H100 (tokens/s -1% to +31%; the
     # 80B rows +19% to +51% and 3.0x on 32 GPUs; the 1.34B / 3.57B rows on 512 GPUs 3.9x / 2.8x)
-    ("heldout44-nanotron-playbook", 0.19, 2.89)])
+    ("heldout44-nanotron-playbook", 0.19, 2.89),
+    # set 46, merged at its blind error: MLPerf v4.0 GPT-3 175B step times on 512 / 11,616 H100 (+5% / +3%), NeMo
+    # AutoModel's Llama 3.1 70B on 64 H100 (17% short), Megatron-Bridge's Qwen3-8B card (pretraining +7%, its
+    # functional SFT items 3.8x / 13x: 102 and 34 model TFLOP/s/GPU measured, "sanity checks" in the card's words)
+    ("heldout46-mlperf40-gpt3-steptime", 0.04, 0.05), ("heldout46-automodel-llama70b", 0.18, 0.18),
+    ("heldout46-mbv-qwen3-8b", 3.8, 13.1)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at
@@ -383,30 +394,27 @@ def test_runs_that_ran_are_not_refused(table):
     session 25: FSDP's fp32 parameter shard is the optimizer's master copy, with no BF16 shard beside it
     (``Stack.sharded_master_params``). LLM Foundry's MPT-3B in FP8 at 8k sequence on 8 H100, MPT-1B at micro-batch 20
     on 64 H100 and MPT-3B at micro-batch 6 on 128 A100-40GB fit since session 27: MPT trains without dropout and
-    with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``)."""
+    with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``). Of the
+    eleven flagged at session 34's start, seven fit since (pure-BF16 model states, below); four remain."""
     assert (table.refused == "").all()
-    assert set(table.case[~table.memory_fits]) == {"am-h100-qwen3-30b-8", "am-h100-kimik2-256",
-                                                   # set 5: NeMo AutoModel GPT-OSS on H100 without recompute
-                                                   "am-h100-gptoss20b-8", "am-h100-gptoss120b-64",
-                                                   # set 8: MLPerf v5.0's Llama 3.1 405B on 512 H100 (8 layers
-                                                   # per stage, 8 in flight); Megatron-LM's DeepSeek-V3 on 256
-                                                   # GB200 fits since session 23's BF16 gradient buffer
-                                                   "mlperf50-h100-llama31-405b-fp8-512",
-                                                   # set 18: KempnerForge's 8B on one H200 reports 80.7 GB where the
-                                                   # model counts FP32 gradients and Adam states (157 GB)
-                                                   "kforge-h200-llama3-8b-1gpu",
-                                                   # set 22: MLPerf v5.0's 405B on 512 / 1,024 H200 (TP4 PP8 CP2 VP8),
-                                                   # as the 512-H100 run above
-                                                   "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-512",
-                                                   "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024",
-                                                   # set 31: NeMo 24.07's Llama 2 70B full SFT on 16 H100 (TP4 PP4,
-                                                   # no data parallelism to shard the Adam states over; the table
-                                                   # states no recompute or offload)
-                                                   "nemo2407-llama2-70b-sft-h100-16",
-                                                   # set 41: the same AutoModel Qwen3-30B-A3B recipe on 8 H100 at
-                                                   # local batch 4 (the 16-GPU runs, at local batch 2, fit)
-                                                   "heldout41-am-qwen3-30b-h100-8-ep8-deepep",
-                                                   "heldout41-am-qwen3-30b-h100-8-ep8-hybridep"}
+    assert set(table.case[~table.memory_fits]) == {
+        # set 8: MLPerf v5.0's Llama 3.1 405B on 512 H100 (8 layers per stage, 8 in flight); Megatron-LM's
+        # DeepSeek-V3 on 256 GB200 fits since session 23's BF16 gradient buffer
+        "mlperf50-h100-llama31-405b-fp8-512",
+        # set 22: MLPerf v5.0's 405B on 512 / 1,024 H200 (TP4 PP8 CP2 VP8), as the 512-H100 run above; their logs
+        # print 105-109 GB where the model counts 148-152 GB (data/runs/training_memory.csv)
+        "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-512",
+        "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024",
+        # set 31: NeMo 24.07's Llama 2 70B full SFT on 16 H100 (TP4 PP4, no data parallelism to shard the Adam
+        # states over; the table states no recompute or offload)
+        "nemo2407-llama2-70b-sft-h100-16"}
+    # Session 34: NeMo AutoModel's MoE models (Qwen3-30B-A3B on 8 H100, Kimi K2 on 256 H100, GPT-OSS 20B / 120B) and
+    # KempnerForge (Llama 3 8B on one H200, which reports 80.7 GiB allocated where the model now counts 77 GB) build
+    # their models in BF16 and step them in place: 8 bytes of model state per parameter, not 16 (stacks
+    # automodel-te / automodel-flex / kempnerforge-fsdp2), and they fit
+    assert table.set_index("case").loc[["am-h100-qwen3-30b-8", "am-h100-kimik2-256", "am-h100-gptoss20b-8",
+                                        "am-h100-gptoss120b-64", "kforge-h200-llama3-8b-1gpu",
+                                        "heldout41-am-qwen3-30b-h100-8-ep8-deepep"], "memory_fits"].all()
 
 
 @pytest.mark.parametrize("case,peak_gib", [
@@ -478,3 +486,54 @@ def test_bias_table_of_the_runs_covers_every_predicted_case(table):
     assert validation.generation(hardware.get("H800")) == "Hopper (FP8)"
     assert validation.generation(hardware.get("GB300")) == "Blackwell or later (FP4)"
     assert validation.generation(hardware.get("A100-80GB")) == "Ampere (BF16)"
+
+
+# ---- the memory model against the memory the runs report (data/runs/training_memory.csv, session 34) ----------------
+
+@pytest.fixture(scope="module")
+def memtable():
+    return validation.memory_table()
+
+
+def test_every_reported_memory_names_a_training_run_and_what_it_measures(memtable):
+    from intelligence_per_dollar.sources import runs as run_files
+    mem = run_files.training_memory()
+    assert len(mem) == len(memtable) >= 70
+    assert {m["run_id"] for m in mem} <= {c["id"] for c in validation.runs()}
+    assert set(memtable.metric) <= set(run_files.MEMORY_METRICS) and memtable.measured_gb.gt(1).all()
+    assert all(m["provenance"].kind == "measured" and m["note"] for m in mem)
+
+
+def test_memory_loader_names_the_bad_column(tmp_path):
+    from intelligence_per_dollar.sources import io, runs as run_files
+    head = "run_id,memory_bytes,metric,source_url,date_read,kind,note\n"
+    row = "tt-llama31-8b-h100-8-fsdp-eager,8.8e10,{m},https://example.org/x,2026-12-05,measured,n\n"
+    bad = tmp_path / "bad.csv"
+    bad.write_text(head + row.format(m="peak"))
+    with pytest.raises(io.DataError, match="metric"):
+        run_files.training_memory(bad)
+    dup = tmp_path / "dup.csv"
+    dup.write_text(head + row.format(m="reserved") * 2)
+    with pytest.raises(io.DataError, match="appears twice"):
+        run_files.training_memory(dup)
+    unknown = [{"run_id": "no-such-run", "memory_bytes": 1e10, "metric": "reserved", "note": "", "provenance": None}]
+    with pytest.raises(ValueError, match="no-such-run"):
+        validation.memory_table(memory=unknown)
+
+
+def test_memory_model_against_the_reported_memory(memtable):
+    """The memory model sizes layouts (does a layout fit, how much to recompute); against the memory 73 runs report it
+    is within a median 29% (session 34), mostly under PyTorch's reserved peak (the caching allocator keeps freed blocks)
+    and over MLPerf NeMo's 405B logs. Bounds: a regression fails; the book prints the table and its medians. The
+    8-GPU torchtitan Llama 3.1 8B rows, the layouts the issue named, sit 5-22% under their reserved peak."""
+    e = memtable.set_index("case").error
+    assert memtable.error.abs().median() <= 0.30
+    reserved = memtable[memtable.metric == "reserved"]
+    assert reserved.error.median() < 0 and (reserved.error < 0).mean() >= 0.75
+    for case in ("tt-llama31-8b-h100-8-fsdp-eager", "tt-llama31-8b-h100-8-fsdp-compile",
+                 "heldout22-torchao-h100-llama3-8b-8-bf16"):
+        assert -0.25 <= e[case] <= 0.0, case
+    # KempnerForge's Llama 3 8B on one H200: 80.7 GiB allocated (86.7e9 B), the model 77 GB with BF16 states
+    assert -0.15 <= e["kforge-h200-llama3-8b-1gpu"] <= 0.0
+    assert set(memtable.case[~memtable.fits]) == {"heldout22-mlperf50-nebius-h200-llama31-405b-fp8-512",
+                                                  "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024"}

@@ -460,6 +460,33 @@ def validation_findings(table: pd.DataFrame, summary: pd.DataFrame, worst: int =
         group_median={g: float(m) for g, m in by_group["median"].items()})
 
 
+@dataclass(frozen=True)
+class MemoryValidationFindings:
+    """The memory model against the per-GPU memory sources report (input: :func:`validation.memory_table`)."""
+
+    count: int
+    runs: int                        # distinct training runs
+    median_abs: float                # median |predicted / measured - 1| over every row
+    by_metric: pd.DataFrame          # metric, cases, median (signed), median_abs
+    under_share: float               # share of rows the model puts below the measured figure
+    refused_that_ran: tuple[str, ...]   # runs whose stated layout the memory model puts over the usable HBM
+    worst: pd.DataFrame              # case, metric, measured_gb, predicted_gb, error: the largest |error| first
+
+
+def memory_validation_findings(table: pd.DataFrame, worst: int = 3) -> MemoryValidationFindings:
+    """:class:`MemoryValidationFindings` of :func:`validation.memory_table`'s rows."""
+    if table.empty:
+        raise ValueError("memory_validation_findings: the memory table has no rows")
+    err = table["error"]
+    by = (table.groupby("metric")["error"].agg(cases="size", median="median", median_abs=lambda e: e.abs().median())
+          .reset_index())
+    order = err.abs().sort_values(ascending=False).index
+    return MemoryValidationFindings(
+        count=len(table), runs=int(table["case"].nunique()), median_abs=float(err.abs().median()), by_metric=by,
+        under_share=float((err < 0).mean()), refused_that_ran=tuple(table.loc[~table["fits"], "case"]),
+        worst=table.loc[order].head(worst)[["case", "metric", "measured_gb", "predicted_gb", "error"]])
+
+
 # --------------------------------------------------------------------------- explore panel
 
 

@@ -40,6 +40,10 @@ MBRIDGE_PERF = replace(training.MEGATRON_CORE, grad_bytes=2.0)
 #: FlashAttention-2, TP and data-parallel traffic not overlapped (FlagScale's Megatron-LM fork, nanotron v0.5).
 MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2")
 
+#: NeMo AutoModel (2025-26) as its MoE benchmark configs run it: PyTorch FSDP2 with BF16 parameters stepped in place
+#: (no fp32 master; Adam's moments in BF16) and the loss on BF16 logits (``fp32_upcast: false``); see ``automodel-te``.
+AUTOMODEL_BF16 = replace(training.FSDP2, grad_bytes=2.0, optimizer_state_bytes=6.0, loss="torch-bf16")
+
 #: Software stacks named in the runs file (facts about each framework version).
 STACKS = {
     "megatron-2021": training.MEGATRON_2021,
@@ -105,7 +109,17 @@ STACKS = {
     # deepseek_v3_te_deepep.yaml @037e04a, read 2026-12-05), so attention is TE's cuDNN fused kernel (the vendor
     # kernel), not PyTorch SDPA's FlashAttention-2; its GPT-OSS configs set ``attn: flex`` (FlexAttention, for the
     # sinks: gptoss_120b_te_deepep.yaml @037e04a) and keep ``torchtitan-fsdp2``
-    "automodel-te": replace(training.FSDP2, attention_kernel="vendor"),
+    # Its MoE models are built in BF16 and Adam steps the BF16 parameter shards in place, its moments in BF16
+    # (``Stack.optimizer_state_bytes`` 6, ``grad_bytes`` 2: ``initialize_weights(dtype=torch.bfloat16)`` in
+    # nemo_automodel/components/models/qwen3_moe/model.py @05e0902; ``optimizer: torch.optim.Adam`` in the
+    # benchmark configs), and the configs' ``MaskedCrossEntropy`` sets ``fp32_upcast: false`` (BF16 logits)
+    "automodel-te": replace(AUTOMODEL_BF16, attention_kernel="vendor"),
+    # the same with AutoModel's GPT-OSS configs, which set ``attn: flex`` (FlexAttention, FlashAttention-2 class)
+    "automodel-flex": AUTOMODEL_BF16,
+    # KempnerForge (PyTorch FSDP2 + DTensor TP): the torchtitan physics, with the model built in BF16
+    # (``build_parallel_model``: ``Transformer(...).to(dtype=param_dtype)``, BF16 by default; fused AdamW keeps its
+    # moments in the parameter dtype; kempnerforge/distributed/parallel.py @01b461a)
+    "kempnerforge-fsdp2": replace(training.FSDP2, grad_bytes=2.0, optimizer_state_bytes=6.0),
     # MosaicML LLM Foundry (Composer + PyTorch FSDP1, 2023-24) as its benchmarking table ran MPT: FlashAttention-2
     # (``attn_impl: flash``), flash-attn's fused cross entropy (``ComposerMPTCausalLM``: ``loss_fn`` defaults to
     # ``fused_crossentropy``), no dropout (``MPTConfig``: attn / resid / emb ``pdrop`` 0.0); FSDP mixed precision
@@ -130,6 +144,7 @@ STACK_FAMILIES = {
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "automodel-te": "FSDP (torch-native)",
+    "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",
     "llm-foundry-2023": "FSDP (torch-native)",
     "llm-foundry-2023-pure": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
@@ -168,13 +183,19 @@ ACCELERATOR_OVERRIDES = ("hbm_bytes", "hbm_bytes_per_s", "scaleup_domain_gpus", 
 def accelerator(case: dict) -> hardware.Accelerator:
     """The case's catalogue accelerator, with the HBM capacity and bandwidth of the variant that
     ran where the row gives them (``hbm_bytes``, ``hbm_bytes_per_s``; e.g. torchtitan's Grand Teton
-    H100s: 96 GB HBM2e at 2.4 TB/s instead of the catalogue H100-SXM's 80 GB HBM3 at 3.35 TB/s), and
+    H100s: 96 GB HBM2e at 2.4 TB/s instead of the catalogue H100-SXM's 80 GB HBM3 at 3.35 TB/s; the row's
+    ``hbm_bytes`` is then the capacity, not the catalogue part's driver-reported total), and
     the cluster it ran on where that differs from the catalogue system: GPUs per NVLink node
     (``scaleup_domain_gpus``; e.g. 4-GPU H200 nodes where the catalogue H200 sits in 8-GPU HGX boards)
     and scale-out NIC bandwidth per GPU, one direction (``scaleout_bytes_per_s``; e.g. IBM's A100 nodes
     with one 400 Gb/s link per 8 GPUs: 6.25e9 instead of 25e9)."""
     acc = hardware.get(case["accelerator"])
-    return replace(acc, **{k: case[k] for k in ACCELERATOR_OVERRIDES if k in case})
+    over = {k: case[k] for k in ACCELERATOR_OVERRIDES if k in case}
+    if "hbm_bytes" in over:
+        # the variant's capacity: the catalogue part's driver-reported total (device_memory_bytes, which capacity
+        # models read first) describes the catalogue part, not this one
+        over["device_memory_bytes"] = None
+    return replace(acc, **over)
 
 
 def predict(case: dict, scenario: str = "central") -> tuple[float, training.Estimate]:
@@ -297,3 +318,39 @@ def held_out_sets_table(sets, tables) -> pd.DataFrame:
 def held_out_sets_now(tables) -> pd.DataFrame:
     """:func:`held_out_sets_table` of ``data/runs/held_out_sets.csv`` against ``tables`` (see there)."""
     return held_out_sets_table(run_files.held_out_sets(), tables)
+
+
+#: Parallelism keys a run must state for its measured memory to be judged against the model's memory at that very
+#: layout (:func:`memory_table`); a key left for the model to choose could pick another layout than the one measured.
+MEMORY_LAYOUT_KEYS = ("tp", "pp", "dp", "microbatch", "recompute")
+
+
+def memory_table(scenario: str = "central", memory=None) -> pd.DataFrame:
+    """The per-GPU memory the sources report for training runs (``data/runs/training_memory.csv``) beside the
+    memory model's at the run's stated layout: case, group, family, accelerator, metric (what the source's figure
+    measures: ``sources.runs.MEMORY_METRICS``), measured_gb, predicted_gb (:attr:`training.Estimate.
+    memory_per_gpu_bytes`, the model-state and activation bytes the run needs), the parts of the prediction
+    (weights / gradients / optimizer / activations, GB), error (signed, predicted / measured - 1), ``layout_stated``
+    (the run states every key of :data:`MEMORY_LAYOUT_KEYS`: only then is the prediction the measured layout's) and
+    ``fits`` (the model puts the layout within the usable HBM). The allocator's reserved and the device's used
+    memory exceed the bytes the run allocates (cached free blocks; the CUDA context and NCCL buffers), so an
+    accurate model sits a few per cent under those metrics; each row's ``metric`` says which.
+
+    ``memory``: memory cases (default :func:`sources.runs.training_memory`); a ``run_id`` naming no training run
+    raises :class:`ValueError`."""
+    cases = {c["id"]: c for c in runs()}
+    recs = []
+    for m in (run_files.training_memory() if memory is None else memory):
+        case = cases.get(m["run_id"])
+        if case is None:
+            raise ValueError(f"training_memory run_id={m['run_id']!r} names no run of data/runs/training_runs.csv")
+        _, est = predict(case, scenario)
+        b = est.memory_breakdown_bytes
+        recs.append({"case": case["id"], "group": case["group"], "family": STACK_FAMILIES[case["stack"]],
+                     "accelerator": case["accelerator"], "metric": m["metric"],
+                     "measured_gb": m["memory_bytes"] / 1e9, "predicted_gb": est.memory_per_gpu_bytes / 1e9,
+                     **{f"{k}_gb": b[k] / 1e9 for k in ("weights", "gradients", "optimizer", "activations")},
+                     "error": est.memory_per_gpu_bytes / m["memory_bytes"] - 1.0,
+                     "layout_stated": all(k in case["parallelism"] for k in MEMORY_LAYOUT_KEYS),
+                     "fits": bool(est.memory_fits)})
+    return pd.DataFrame.from_records(recs)

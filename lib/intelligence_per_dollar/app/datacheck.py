@@ -65,6 +65,20 @@ def _measurement_checks() -> list[tuple[str, Callable[[], object]]]:
     return out
 
 
+def _training_memory_check() -> tuple[dict, ...]:
+    """``runs/training_memory.csv`` read and typed, and every ``run_id`` a run of ``runs/training_runs.csv``."""
+    from intelligence_per_dollar.analysis import validation
+    from intelligence_per_dollar.sources import runs
+
+    mem = runs.training_memory()
+    known = {c["id"] for c in runs.training_runs(tuple(validation.STACKS))}
+    unknown = sorted({m["run_id"] for m in mem} - known)
+    if unknown:
+        raise ValueError(f"runs/training_memory.csv: run_id {', '.join(unknown)} names no run of "
+                         "runs/training_runs.csv")
+    return mem
+
+
 def checks() -> list[tuple[str, Callable[[], object]]]:
     """``(what, read)`` for every file the book reads: ``read()`` loads it through its own loader and raises
     ``ValueError`` (usually :class:`~intelligence_per_dollar.sources.io.DataError`) if it is malformed."""
@@ -85,6 +99,7 @@ def checks() -> list[tuple[str, Callable[[], object]]]:
         ("measurements/index.csv", measurements.index),
         ("runs/inference_runs.csv", runs.inference_runs),
         ("runs/training_runs.csv", lambda: runs.training_runs(tuple(validation.STACKS))),
+        ("runs/training_memory.csv", _training_memory_check),
         ("runs/weight_sync_runs.csv", lambda: runs.weight_sync_runs(post_training.SCHEDULES)),
         ("runs/held_out_sets.csv", runs.held_out_sets),
         ("runs/mlperf_operating_points.csv", runs.operating_points),

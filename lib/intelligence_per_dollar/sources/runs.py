@@ -4,6 +4,8 @@
   (``inference_runs.csv``), checked by :mod:`intelligence_per_dollar.analysis.validation_inference`;
 * :func:`training_runs` -- published and measured training iterations (``training_runs.csv``),
   checked by :mod:`intelligence_per_dollar.analysis.validation`;
+* :func:`training_memory` -- the per-GPU memory the sources report for some of those runs
+  (``training_memory.csv``), checked by :func:`intelligence_per_dollar.analysis.validation.memory_table`;
 * :func:`weight_sync_runs` -- published weight-sync times (``weight_sync_runs.csv``), checked by
   :func:`intelligence_per_dollar.analysis.validation_weight_sync.weight_sync_table`;
 * :func:`operating_points` -- MLPerf Server / Interactive runs' mean load and mean iteration read from their logs
@@ -24,8 +26,8 @@ from pathlib import Path
 
 from intelligence_per_dollar.sources import io, workloads
 
-__all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "HELD_OUT_TABLES", "inference_runs",
-           "training_runs", "weight_sync_runs", "held_out_sets", "operating_points", "is_latency_limited"]
+__all__ = ["INFERENCE_UNITS", "TRAINING_UNITS", "FLOP_CONVENTIONS", "HELD_OUT_TABLES", "MEMORY_METRICS",
+           "inference_runs", "training_runs", "training_memory", "weight_sync_runs", "held_out_sets", "operating_points", "is_latency_limited"]
 
 # ---------------------------------------------------------------------------------------------
 # inference (data/runs/inference_runs.csv)
@@ -231,6 +233,46 @@ def training_runs(stacks: tuple[str, ...], path: str | Path | None = None) -> tu
     (the software stacks the caller models). The accelerator id is under ``accelerator``.
     ``path``: another file with the same columns (e.g. held-out runs); default ``data/runs/training_runs.csv``."""
     return _training_runs(str(io.data_dir()), tuple(stacks), str(path) if path else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# measured memory of training runs (data/runs/training_memory.csv)
+# ---------------------------------------------------------------------------------------------
+
+#: What a source's per-GPU memory figure measures: PyTorch's peak allocated bytes
+#: (``torch.cuda.max_memory_allocated``), the caching allocator's peak reserved bytes (``max_memory_reserved``:
+#: allocated plus its cached free blocks), the device's used memory (nvidia-smi / NVML: reserved plus the CUDA
+#: context and NCCL buffers), or not said.
+MEMORY_METRICS = ("allocated", "reserved", "device_used", "unstated")
+_MEM_COLUMNS = ("run_id", "memory_bytes", "metric", "source_url", "date_read", "kind", "note")
+
+
+def _memory_case(path: Path, row: int, rec: dict) -> dict:
+    prov = _measured_provenance(path, row, rec)
+    if rec["metric"] not in MEMORY_METRICS:
+        raise io.DataError(f"{path}, row {row}, column 'metric': '{rec['metric']}' not in {', '.join(MEMORY_METRICS)}")
+    return {"run_id": rec["run_id"], "provenance": prov, "metric": rec["metric"], "note": rec["note"],
+            "memory_bytes": io.parse_float(path, row, "memory_bytes", rec["memory_bytes"], positive=True)}
+
+
+@functools.lru_cache(maxsize=4)
+def _training_memory(data_dir: str, path: str | None) -> tuple[dict, ...]:
+    p = Path(path) if path else io.data_path("runs", "training_memory.csv")
+    cases = tuple(_memory_case(p, row, rec) for row, rec in io.read_rows(p, _MEM_COLUMNS))
+    seen: set[str] = set()
+    for c in cases:
+        if c["run_id"] in seen:
+            raise io.DataError(f"{p}: run_id '{c['run_id']}' appears twice (one measured memory per run)")
+        seen.add(c["run_id"])
+    return cases
+
+
+def training_memory(path: str | Path | None = None) -> tuple[dict, ...]:
+    """Per-GPU memory the sources report for runs of ``training_runs.csv`` (``run_id``), validated and typed:
+    ``memory_bytes``, ``metric`` (one of :data:`MEMORY_METRICS`) and the provenance. ``path``: another file with the
+    same columns; default ``data/runs/training_memory.csv``. That every ``run_id`` names a training run is checked
+    where both are read (:func:`intelligence_per_dollar.analysis.validation.memory_table`)."""
+    return _training_memory(str(io.data_dir()), str(path) if path else None)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,19 +22,32 @@ from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Con
 from intelligence_per_dollar.model.training.pipeline import microbatches_in_flight
 from intelligence_per_dollar.sources import models
 
-__all__ = ["OPTIMIZER_STATE_BYTES_PER_PARAM", "WEIGHT_BYTES", "LOGITS_BYTES", "FUSED_LOGITS_BYTES", "activation_bytes_per_token", "per_op_sac_bytes_per_token", "Activations",
+__all__ = ["OPTIMIZER_STATE_BYTES_PER_PARAM", "WEIGHT_BYTES", "LOGITS_BYTES", "FUSED_LOGITS_BYTES", "LOSS_LOGITS_BYTES",
+           "logits_bytes_per_entry", "activation_bytes_per_token", "per_op_sac_bytes_per_token", "Activations",
            "activations_per_token", "ParamsPerGPU", "params_per_gpu", "ModelStates", "model_state_bytes",
            "Memory", "last_stage_layers_held", "memory_per_gpu", "offload_bytes_per_token", "offload_exposed_s"]
 
 #: Bytes per parameter of mixed-precision Adam (Rajbhandari et al. 2020, section 3.1): fp32
-#: master weights (4) + first and second moments (4 + 4).
+#: master weights (4) + first and second moments (4 + 4); the default of ``Stack.optimizer_state_bytes``.
 OPTIMIZER_STATE_BYTES_PER_PARAM = 12.0
 #: Bytes per stored weight (BF16).
 WEIGHT_BYTES = 2.0
-#: fp32 logits and their gradient, bytes per vocabulary entry per token (Korthikanti et al. 2022, 4.1).
-LOGITS_BYTES = 4.0 * 2
+#: Bytes per vocabulary entry per token an unfused loss holds at its peak, by ``Stack.loss``: Megatron-Core's in-place
+#: vocab-parallel cross entropy, fp32 logits and their gradient (Korthikanti et al. 2022, 4.1); PyTorch's
+#: ``F.cross_entropy`` on fp32 logits (the saved log-softmax, the incoming and outgoing gradients, fp32) or on BF16 ones.
+LOSS_LOGITS_BYTES = {"megatron": 4.0 * 2, "torch-fp32": 4.0 * 3, "torch-bf16": 2.0 * 3}
+#: Megatron-Core's: the default stack's (kept under its old name).
+LOGITS_BYTES = LOSS_LOGITS_BYTES["megatron"]
 #: BF16 logits whose gradient the fused cross entropy writes in place (``Stack.fused_cross_entropy``).
 FUSED_LOGITS_BYTES = 2.0
+
+
+def logits_bytes_per_entry(stack) -> float:
+    """Bytes per vocabulary entry per token that the loss keeps for the logits and their gradients under ``stack``:
+    :data:`FUSED_LOGITS_BYTES` with the fused cross entropy, else :data:`LOSS_LOGITS_BYTES` of ``Stack.loss``."""
+    if stack.fused_cross_entropy:
+        return FUSED_LOGITS_BYTES
+    return LOSS_LOGITS_BYTES[stack.loss]
 
 
 def activation_bytes_per_token(s: models.ModelSpec, seq_len: int, flash: bool, moe: bool,
@@ -204,7 +217,7 @@ def model_state_bytes(ctx: Context, lay: Layout, params: ParamsPerGPU) -> ModelS
     # optimizer steps is the stored parameter (FSDP2, Stack.sharded_master_params: counted in the 12 bytes)
     weights = np.where(zero >= 3, 0.0 if ctx.stack.sharded_master_params else shard, P) * WEIGHT_BYTES
     grads = np.where(zero >= 2, shard, P) * ctx.stack.grad_bytes
-    optim = np.where(zero >= 1, shard, P) * OPTIMIZER_STATE_BYTES_PER_PARAM
+    optim = np.where(zero >= 1, shard, P) * ctx.stack.optimizer_state_bytes
     if ctx.stack.pipeline_schedule == "dualpipe":
         weights = weights * 2.0
     if zero.ndim and np.any(zero >= 3):
@@ -284,7 +297,7 @@ def memory_per_gpu(ctx: Context, lay: Layout, states: ModelStates, dense: Activa
     (Narayanan et al. 2021, section 2.2.1: stage ``i`` of 1F1B holds ``pp - i`` micro-batches)."""
     a_full, a_sel, a_inp, work = _per_layer(ctx, lay, dense, moe)
     held = lay.layers_per_stage * microbatches_in_flight(lay.pp, lay.microbatches, lay.interleave)
-    logits = lay.tokens * ctx.s.vocab / lay.tp * (FUSED_LOGITS_BYTES if ctx.stack.fused_cross_entropy else LOGITS_BYTES)
+    logits = lay.tokens * ctx.s.vocab / lay.tp * logits_bytes_per_entry(ctx.stack)
     usable = ctx.acc.memory_capacity_bytes * ctx.ceil.memory_usable_fraction
     fixed = states.weights + states.gradients + states.optimizer + logits + work
     rc = lay.recompute

@@ -10,13 +10,21 @@ from __future__ import annotations
 import numpy as np
 
 from intelligence_per_dollar.model.training.context import Context, Layout
-from intelligence_per_dollar.model.training.memory import ParamsPerGPU
+from intelligence_per_dollar.model.training.memory import WEIGHT_BYTES, ParamsPerGPU
 
-__all__ = ["OPTIMIZER_STEP_BYTES_PER_PARAM", "updated_params", "step_s"]
+__all__ = ["OPTIMIZER_STEP_BYTES_PER_PARAM", "step_bytes_per_param", "updated_params", "step_s"]
 
-#: Bytes moved through HBM per local parameter by a fused Adam step: read/write master, m, v
-#: (3 x 8), read the fp32 gradient (4), write the bf16 weight (2).
+#: Bytes moved through HBM per local parameter by a fused Adam step of the default stack: read/write master, m, v
+#: (3 x 8), read the fp32 gradient (4), write the bf16 weight (2); :func:`step_bytes_per_param` for any stack.
 OPTIMIZER_STEP_BYTES_PER_PARAM = 30.0
+
+
+def step_bytes_per_param(stack) -> float:
+    """HBM bytes a fused Adam step moves per local parameter under ``stack``: it reads and writes its states
+    (``Stack.optimizer_state_bytes``, twice), reads the gradient (``Stack.grad_bytes``) and writes the BF16 working
+    weight, except where the stored parameter is the master it steps (``Stack.sharded_master_params``)."""
+    return (2 * stack.optimizer_state_bytes + stack.grad_bytes
+            + (0.0 if stack.sharded_master_params else WEIGHT_BYTES))
 
 
 def updated_params(lay: Layout, params: ParamsPerGPU):
@@ -29,4 +37,4 @@ def updated_params(lay: Layout, params: ParamsPerGPU):
 
 def step_s(ctx: Context, lay: Layout, params: ParamsPerGPU):
     """Seconds of one optimizer step on one GPU (HBM-bound)."""
-    return updated_params(lay, params) * OPTIMIZER_STEP_BYTES_PER_PARAM / ctx.hbm_effective_bytes_per_s
+    return updated_params(lay, params) * step_bytes_per_param(ctx.stack) / ctx.hbm_effective_bytes_per_s

@@ -11,7 +11,7 @@ from intelligence_per_dollar.sources import models
 
 __all__ = ["Stack", "MODERN", "MEGATRON_CORE", "MEGATRON_2021", "DEEPSEEK_V3", "FSDP2", "DEEPSPEED", "STACKS",
            "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS", "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES",
-           "ATTENTION_KERNELS", "SELECTIVE_RECOMPUTE_KINDS", "HOST_OP_S", "default_stack"]
+           "ATTENTION_KERNELS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS", "HOST_OP_S", "default_stack"]
 
 #: Pipeline schedules the model prices (:mod:`.pipeline`).
 PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
@@ -21,6 +21,8 @@ FP4_KEPT_PRECISIONS = ("bf16", "fp8")
 ATTENTION_KERNELS = ("vendor", "fa2")
 #: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
 SELECTIVE_RECOMPUTE_KINDS = ("attention-core", "per-op")
+#: How an unfused loss holds the logits (:attr:`Stack.loss`).
+LOSS_KINDS = ("megatron", "torch-fp32", "torch-bf16")
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,24 @@ class Stack:
     model type's usual setting (:func:`~.memory.activation_bytes_per_token`: GPT-style non-gated FFNs with, SwiGLU
     models without); False for a framework whose models train without it (LLM Foundry's MPT: ``attn_pdrop``,
     ``resid_pdrop`` and ``emb_pdrop`` default to 0).
+    ``optimizer_state_bytes``: bytes per parameter the optimizer keeps beside the gradients: mixed-precision
+    Adam's fp32 master copy and two fp32 moments, 12 (Rajbhandari et al. 2020, "ZeRO", section 3.1; under
+    ``sharded_master_params`` the fp32 shard that is the stored parameter is the master). A framework that
+    builds its model in BF16 and steps the BF16 parameters in place keeps no master copy, and PyTorch's Adam /
+    AdamW create their moments in the parameter's dtype (``torch.optim.Adam``: ``exp_avg = zeros_like(p)``), so
+    the parameter shard and two BF16 moments are 6 bytes and the gradient (the parameter's dtype) 2
+    (``grad_bytes``): NeMo AutoModel's custom MoE models (``initialize_weights(dtype=torch.bfloat16)`` then
+    ``cast_model_to_dtype``, ``nemo_automodel/components/models/qwen3_moe/model.py``), KempnerForge
+    (``build_parallel_model``: ``Transformer(...).to(dtype=param_dtype)``, ``param_dtype`` BF16 by default,
+    ``kempnerforge/distributed/parallel.py`` @01b461a).
+    ``loss``: how an unfused loss holds the logits (:data:`LOSS_KINDS`; ignored with ``fused_cross_entropy``), bytes per
+    vocabulary entry per token at its peak (:func:`~.memory.logits_bytes_per_entry`): ``"megatron"``, Megatron-Core's
+    vocab-parallel cross entropy (``tensor_parallel/cross_entropy.py``: an fp32 copy whose exponentials are taken in
+    place and kept, then overwritten by the gradient in backward; Korthikanti et al. 2022 section 4.1's fp32 logits
+    and gradient), 8; ``"torch-fp32"``, PyTorch's ``F.cross_entropy`` on logits upcast to fp32 (torchtitan's
+    ``cross_entropy_loss``: ``pred.flatten(0, 1).float()``): ``log_softmax`` saves its fp32 output, and its backward holds
+    that, the incoming and the outgoing fp32 gradients at once, 12; ``"torch-bf16"``, the same on the BF16 logits (NeMo
+    AutoModel's ``MaskedCrossEntropy`` with ``fp32_upcast: false``, as its benchmark configs set), 6.
     ``dp_bucket_params``: parameters per bucket of the overlapped data-parallel gradient reduction; the last
     bucket's reduce-scatter and the first's all-gather have no compute beside them
     (:func:`~.communication.bucket_tail_s`). None: Megatron-Core's default, ``max(40e6, 1e6 x dp)``
@@ -158,6 +178,8 @@ class Stack:
     sharded_master_params: bool = False
     dropout_masks: bool | None = None
     dp_bucket_params: float | None = None
+    optimizer_state_bytes: float = 12.0
+    loss: str = "megatron"
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -169,7 +191,7 @@ class Stack:
         if self.dropout_masks not in (None, True, False):
             raise ValueError(f"Stack dropout_masks={self.dropout_masks!r} is not allowed; allowed: None, True, False")
         for name, allowed in (("attention_kernel", ATTENTION_KERNELS),
-                              ("selective_recompute", SELECTIVE_RECOMPUTE_KINDS)):
+                              ("selective_recompute", SELECTIVE_RECOMPUTE_KINDS), ("loss", LOSS_KINDS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
         for name, lo, hi in (("moe_load_factor", 1.0, 4.0), ("fp4_kept_layer_fraction", 0.0, 1.0),
@@ -181,10 +203,10 @@ class Stack:
                     or not lo <= v <= hi:
                 none = " or None" if name == "dp_bucket_params" else ""
                 raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]{none}")
-        for name in ("grad_bytes", "grad_reduce_bytes"):
+        for name, hi in (("grad_bytes", 8), ("grad_reduce_bytes", 8), ("optimizer_state_bytes", 16)):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= 8:
-                raise ValueError(f"Stack {name}={v!r} must be a number in (0, 8]")
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= hi:
+                raise ValueError(f"Stack {name}={v!r} must be a number in (0, {hi}]")
 
 
 #: Busiest-rank over mean token load of expert-parallel ranks in real (not force-balanced) MoE

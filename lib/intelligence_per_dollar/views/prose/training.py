@@ -260,6 +260,31 @@ def validation_takeaway(f: at.ValidationFindings) -> str:
             + ".")
 
 
+def memory_validation(f: at.MemoryValidationFindings) -> str:
+    """Worked number of the memory check: |error| overall and by what the sources measured."""
+    parts = "; ".join(f"{m}: {int(c)} rows, median {med:+.0%} (|error| {a:.0%})"
+                      for m, c, med, a in zip(f.by_metric["metric"], f.by_metric["cases"], f.by_metric["median"],
+                                              f.by_metric["median_abs"]))
+    return (f"**Worked number.** {f.count} runs state their memory per GPU; the model's memory at the stated layout "
+            f"is within a median **{f.median_abs:.0%}** of it, below it in {f.under_share:.0%} of the rows. By what "
+            f"the source measured: {parts}.")
+
+
+def memory_validation_takeaway(f: at.MemoryValidationFindings) -> str:
+    """Takeaway of the memory check: what the misses say, and the runs the model would refuse."""
+    w = f.worst
+    worst = "; ".join(f"{c} ({m}: {mg:.0f} GB measured, {pg:.0f} GB predicted)"
+                      for c, m, mg, pg in zip(w["case"], w["metric"], w["measured_gb"], w["predicted_gb"]))
+    refused = (f" It puts {len(f.refused_that_ran)} of these layouts over the usable HBM although they ran: "
+               + ", ".join(f.refused_that_ran) + "." if f.refused_that_ran else
+               " Every layout here fits the usable HBM in the model, as it did on the GPUs.")
+    return ("**Takeaway.** The allocator's reserved bytes and the device's used memory exceed what a step allocates "
+            "(cached free blocks, the CUDA context, NCCL buffers), so a model of the bytes a step needs should sit a "
+            "little under them; the memory model is a sizing check (does a layout fit, how much recompute it needs), "
+            f"not an allocator simulation, and misses by tens of per cent where the sources count more. Largest "
+            f"misses: {worst}." + refused)
+
+
 #: A family of the bias table is named in the prose from this many cases (fewer: too few to say where it leans).
 BIAS_MIN_CASES = 10
 
