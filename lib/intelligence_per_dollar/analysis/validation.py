@@ -108,7 +108,7 @@ STACKS = {
     # (NVIDIA-NeMo/Automodel examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml @092af93,
     # deepseek_v3_te_deepep.yaml @037e04a, read 2026-12-05), so attention is TE's cuDNN fused kernel (the vendor
     # kernel), not PyTorch SDPA's FlashAttention-2; its GPT-OSS configs set ``attn: flex`` (FlexAttention, for the
-    # sinks: gptoss_120b_te_deepep.yaml @037e04a) and keep ``torchtitan-fsdp2``
+    # sinks: gptoss_120b_te_deepep.yaml @037e04a): stack ``automodel-flex`` below
     # Its MoE models are built in BF16 and Adam steps the BF16 parameter shards in place, its moments in BF16
     # (``Stack.optimizer_state_bytes`` 6, ``grad_bytes`` 2: ``initialize_weights(dtype=torch.bfloat16)`` in
     # nemo_automodel/components/models/qwen3_moe/model.py @05e0902; ``optimizer: torch.optim.Adam`` in the
