@@ -505,7 +505,9 @@ def test_every_reported_memory_names_a_training_run_and_what_it_measures(memtabl
     mem = run_files.training_memory()
     assert len(mem) == len(memtable) >= 70
     assert {m["run_id"] for m in mem} <= {c["id"] for c in validation.runs()}
-    assert set(memtable.metric) <= set(run_files.MEMORY_METRICS) and memtable.measured_gb.gt(1).all()
+    assert set(memtable.metric) <= set(run_files.MEMORY_METRICS) and memtable.measured_bytes.gt(1e9).all()
+    parts = memtable[["weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes"]].sum(axis=1)
+    assert (parts <= memtable.predicted_bytes * (1 + 1e-9)).all()
     assert all(m["provenance"].kind == "measured" and m["note"] for m in mem)
 
 

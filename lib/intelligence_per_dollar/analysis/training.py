@@ -470,7 +470,7 @@ class MemoryValidationFindings:
     by_metric: pd.DataFrame          # metric, cases, median (signed), median_abs
     under_share: float               # share of rows the model puts below the measured figure
     refused_that_ran: tuple[str, ...]   # runs whose stated layout the memory model puts over the usable HBM
-    worst: pd.DataFrame              # case, metric, measured_gb, predicted_gb, error: the largest |error| first
+    worst: pd.DataFrame              # case, metric, measured_bytes, predicted_bytes, error: the largest |error| first
 
 
 def memory_validation_findings(table: pd.DataFrame, worst: int = 3) -> MemoryValidationFindings:
@@ -484,7 +484,7 @@ def memory_validation_findings(table: pd.DataFrame, worst: int = 3) -> MemoryVal
     return MemoryValidationFindings(
         count=len(table), runs=int(table["case"].nunique()), median_abs=float(err.abs().median()), by_metric=by,
         under_share=float((err < 0).mean()), refused_that_ran=tuple(table.loc[~table["fits"], "case"]),
-        worst=table.loc[order].head(worst)[["case", "metric", "measured_gb", "predicted_gb", "error"]])
+        worst=table.loc[order].head(worst)[["case", "metric", "measured_bytes", "predicted_bytes", "error"]])
 
 
 # --------------------------------------------------------------------------- explore panel

@@ -328,9 +328,9 @@ MEMORY_LAYOUT_KEYS = ("tp", "pp", "dp", "microbatch", "recompute")
 def memory_table(scenario: str = "central", memory=None) -> pd.DataFrame:
     """The per-GPU memory the sources report for training runs (``data/runs/training_memory.csv``) beside the
     memory model's at the run's stated layout: case, group, family, accelerator, metric (what the source's figure
-    measures: ``sources.runs.MEMORY_METRICS``), measured_gb, predicted_gb (:attr:`training.Estimate.
+    measures: ``sources.runs.MEMORY_METRICS``), measured_bytes, predicted_bytes (:attr:`training.Estimate.
     memory_per_gpu_bytes`, the model-state and activation bytes the run needs), the parts of the prediction
-    (weights / gradients / optimizer / activations, GB), error (signed, predicted / measured - 1), ``layout_stated``
+    (weights / gradients / optimizer / activations ``_bytes``), error (signed, predicted / measured - 1), ``layout_stated``
     (the run states every key of :data:`MEMORY_LAYOUT_KEYS`: only then is the prediction the measured layout's) and
     ``fits`` (the model puts the layout within the usable HBM). The allocator's reserved and the device's used
     memory exceed the bytes the run allocates (cached free blocks; the CUDA context and NCCL buffers), so an
@@ -348,8 +348,8 @@ def memory_table(scenario: str = "central", memory=None) -> pd.DataFrame:
         b = est.memory_breakdown_bytes
         recs.append({"case": case["id"], "group": case["group"], "family": STACK_FAMILIES[case["stack"]],
                      "accelerator": case["accelerator"], "metric": m["metric"],
-                     "measured_gb": m["memory_bytes"] / 1e9, "predicted_gb": est.memory_per_gpu_bytes / 1e9,
-                     **{f"{k}_gb": b[k] / 1e9 for k in ("weights", "gradients", "optimizer", "activations")},
+                     "measured_bytes": m["memory_bytes"], "predicted_bytes": est.memory_per_gpu_bytes,
+                     **{f"{k}_bytes": b[k] for k in ("weights", "gradients", "optimizer", "activations")},
                      "error": est.memory_per_gpu_bytes / m["memory_bytes"] - 1.0,
                      "layout_stated": all(k in case["parallelism"] for k in MEMORY_LAYOUT_KEYS),
                      "fits": bool(est.memory_fits)})

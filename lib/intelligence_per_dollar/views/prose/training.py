@@ -273,8 +273,8 @@ def memory_validation(f: at.MemoryValidationFindings) -> str:
 def memory_validation_takeaway(f: at.MemoryValidationFindings) -> str:
     """Takeaway of the memory check: what the misses say, and the runs the model would refuse."""
     w = f.worst
-    worst = "; ".join(f"{c} ({m}: {mg:.0f} GB measured, {pg:.0f} GB predicted)"
-                      for c, m, mg, pg in zip(w["case"], w["metric"], w["measured_gb"], w["predicted_gb"]))
+    worst = "; ".join(f"{c} ({m}: {mb / 1e9:.0f} GB measured, {pb / 1e9:.0f} GB predicted)"
+                      for c, m, mb, pb in zip(w["case"], w["metric"], w["measured_bytes"], w["predicted_bytes"]))
     refused = (f" It puts {len(f.refused_that_ran)} of these layouts over the usable HBM although they ran: "
                + ", ".join(f.refused_that_ran) + "." if f.refused_that_ran else
                " Every layout here fits the usable HBM in the model, as it did on the GPUs.")
