@@ -464,8 +464,7 @@ def validation_findings(table: pd.DataFrame, summary: pd.DataFrame, worst: int =
 class MemoryValidationFindings:
     """The memory model against the per-GPU memory sources report (input: :func:`validation.memory_table`)."""
 
-    count: int
-    runs: int                        # distinct training runs
+    count: int                       # rows, one per training run (the loader refuses a repeated run_id)
     median_abs: float                # median |predicted / measured - 1| over every row
     by_metric: pd.DataFrame          # metric, cases, median (signed), median_abs
     under_share: float               # share of rows the model puts below the measured figure
@@ -482,7 +481,7 @@ def memory_validation_findings(table: pd.DataFrame, worst: int = 3) -> MemoryVal
           .reset_index())
     order = err.abs().sort_values(ascending=False).index
     return MemoryValidationFindings(
-        count=len(table), runs=int(table["case"].nunique()), median_abs=float(err.abs().median()), by_metric=by,
+        count=len(table), median_abs=float(err.abs().median()), by_metric=by,
         under_share=float((err < 0).mean()), refused_that_ran=tuple(table.loc[~table["fits"], "case"]),
         worst=table.loc[order].head(worst)[["case", "metric", "measured_bytes", "predicted_bytes", "error"]])
 
