@@ -33,7 +33,7 @@ import numpy as np
 from intelligence_per_dollar.sources import checks
 
 __all__ = ["Link", "overlap_exposed_s", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "one_shot_all_reduce_s",
-           "p2p_s", "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
+           "p2p_s", "ring_latency_s", "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
 
 
 class Link:
@@ -124,16 +124,31 @@ def _split(ranks, ranks_in_domain):
     return p_in, p_out
 
 
+def ring_latency_s(ranks, ranks_in_domain, inner: Link, outer: Link):
+    """Latency term of one NCCL ring reduce-scatter or all-gather over ``ranks`` of which ``ranks_in_domain``
+    share a scale-up domain: the ring is flat, ``p - 1`` steps, of which the ``p_out - 1`` that leave a domain
+    pay the scale-out latency and the other ``p - p_out`` the scale-up one (NCCL ``src/graph/tuning.cc``,
+    ``ncclTopoTuneModel``: ring latency ``(nsteps - nInterSteps) intraLat + nInterSteps interLat`` with
+    ``nsteps = nRanks - 1`` and ``nInterSteps = nNodes - 1`` for ReduceScatter / AllGather, which NCCL runs as
+    rings across nodes unless one GPU per node allows PAT). It grows with every rank, not with the domains."""
+    p_in, p_out = _split(ranks, ranks_in_domain)
+    p = p_in * p_out
+    return np.where(p > 1, (p - p_out) * inner.latency_s + (p_out - 1) * outer.latency_s, 0.0)
+
+
 @_finite_time
 def hierarchical_reduce_scatter_s(bytes_, ranks, ranks_in_domain, inner: Link, outer: Link):
     """Reduce-scatter over ``ranks`` of which ``ranks_in_domain`` share a scale-up domain.
 
-    Inside first (full buffer), then across domains on ``1/p_in`` of it (NCCL's hierarchical /
-    PAT algorithms have the same bandwidth terms).
+    Bandwidth: inside first (full buffer), then across domains on ``1/p_in`` of it (NCCL's rail-aligned
+    rings and PAT have the same bandwidth terms). Latency: the flat ring's ``p - 1`` steps
+    (:func:`ring_latency_s`). An empty buffer launches no collective: 0.
     """
     p_in, p_out = _split(ranks, ranks_in_domain)
     b = np.asarray(bytes_, float)
-    return reduce_scatter_s(b, p_in, inner) + reduce_scatter_s(b / p_in, p_out, outer)
+    bw = ((p_in - 1) / p_in * b / inner.effective_bytes_per_s
+          + (p_out - 1) / p_out * (b / p_in) / outer.effective_bytes_per_s)
+    return np.where((p_in * p_out > 1) & (b > 0), bw + ring_latency_s(ranks, ranks_in_domain, inner, outer), 0.0)
 
 
 @_finite_time

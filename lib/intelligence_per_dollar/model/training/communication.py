@@ -155,10 +155,18 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
         return collectives.hierarchical_reduce_scatter_s(n_bytes, ranks, in_dom, ctx.scaleup, ctx.scaleout)
 
     gb = st.grad_reduce_bytes
-    t_rs = (rs(params.dense * gb, params.dp_dense, in_dom_dense)
-            + rs(params.expert * gb, params.dp_expert, in_dom_exp))
-    t_ag = (rs(params.dense * 2.0, params.dp_dense, in_dom_dense)
-            + rs(params.expert * 2.0, params.dp_expert, in_dom_exp))
+    t_rs1 = (rs(params.dense * gb, params.dp_dense, in_dom_dense)
+             + rs(params.expert * gb, params.dp_expert, in_dom_exp))
+    t_ag1 = (rs(params.dense * 2.0, params.dp_dense, in_dom_dense)
+             + rs(params.expert * 2.0, params.dp_expert, in_dom_exp))
+    # each bucket is a collective of its own and pays the ring's latency again (collectives.ring_latency_s):
+    # the DDP buckets of ZeRO 0-2 (bucket_params), one FSDP unit per layer under ZeRO-3
+    lat_d = collectives.ring_latency_s(params.dp_dense, in_dom_dense, ctx.scaleup, ctx.scaleout)
+    lat_e = collectives.ring_latency_s(params.dp_expert, in_dom_exp, ctx.scaleup, ctx.scaleout)
+    bucket = bucket_params(ctx, lay)
+    more = (np.maximum(np.ceil(params.dense / bucket) - 1, 0) * lat_d
+            + np.maximum(np.ceil(params.expert / bucket) - 1, 0) * lat_e)
+    t_rs, t_ag = t_rs1 + more, t_ag1 + more
     t_ag = np.where(zero == 0, t_rs * 1.0, t_ag)
     if st.dp_overlap:
         # the last gradient bucket's reduce-scatter and the first parameter bucket's all-gather have no compute
@@ -169,8 +177,11 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
     else:
         t_dp = t_rs + t_ag
     ag_bytes = 1.0 if (st.fsdp_fp8_all_gather and ctx.low_precision) else 2.0
-    t_ag3 = t_ag * ag_bytes / 2.0
-    t_z3 = (overlap_exposed_s(ctx, t_ag3, t_fwd_mb) + overlap_exposed_s(ctx, t_ag3 + t_rs, t_bwd_mb)) * lay.microbatches
+    # ZeRO-3: the whole buffer's bandwidth time, one ring latency per layer (one collective per FSDP unit)
+    lat = np.where(params.dense > 0, lat_d, 0.0) + np.where(params.expert > 0, lat_e, 0.0)
+    t_ag3 = (t_ag1 - lat) * ag_bytes / 2.0 + lay.layers_per_stage * lat
+    t_rs3 = t_rs1 - lat + lay.layers_per_stage * lat
+    t_z3 = (overlap_exposed_s(ctx, t_ag3, t_fwd_mb) + overlap_exposed_s(ctx, t_ag3 + t_rs3, t_bwd_mb)) * lay.microbatches
     return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage, t_dp)
 
 
@@ -179,6 +190,17 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
 #: that chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound").
 BUCKET_MIN_PARAMS = 40e6
 BUCKET_PARAMS_PER_DP_RANK = 1e6
+
+
+def bucket_params(ctx: Context, lay: Layout):
+    """Parameters per data-parallel gradient bucket: ``Stack.dp_bucket_params`` or, None, Megatron-Core's
+    ``max(40e6, 1e6 x dp_cp)`` over the data- and context-parallel group (``megatron/core/distributed/
+    distributed_data_parallel.py``; ``resolve_ddp_bucket_size`` with ``dp_cp_group``). Without an overlapped
+    reduction (``Stack.dp_overlap`` False) Megatron-Core sets ``bucket_size = None``: one bucket, infinite here."""
+    b = ctx.stack.dp_bucket_params
+    dp_cp = lay.dp * lay.cp
+    bucket = np.maximum(BUCKET_MIN_PARAMS, BUCKET_PARAMS_PER_DP_RANK * dp_cp) if b is None else float(b) + 0 * dp_cp
+    return bucket if ctx.stack.dp_overlap else np.inf + 0 * dp_cp
 
 
 def bucket_tail_s(ctx: Context, lay: Layout, params: ParamsPerGPU, rs, in_dom, t_rs, t_ag):
@@ -197,8 +219,7 @@ def bucket_tail_s(ctx: Context, lay: Layout, params: ParamsPerGPU, rs, in_dom, t
     tail delays the step: later stages finish backward earlier and their tails hide under the first stage's."""
     s, tp = ctx.s, lay.tp
     emb_in = s.vocab * s.d_model / tp                      # input embedding rows on this GPU (first stage)
-    b = ctx.stack.dp_bucket_params
-    bucket = np.maximum(BUCKET_MIN_PARAMS, BUCKET_PARAMS_PER_DP_RANK * lay.dp) if b is None else float(b)
+    bucket = bucket_params(ctx, lay)
     tail = np.minimum(params.dense, np.maximum(bucket, emb_in))
     t_tail_rs = np.minimum(t_rs, rs(tail * ctx.stack.grad_reduce_bytes, params.dp_dense, in_dom))
     t_tail_ag = np.minimum(t_ag, rs(tail * 2.0, params.dp_dense, in_dom))
