@@ -19,7 +19,8 @@ steps and the same bandwidth term (NCCL's double binary tree), used when it is c
 A group that spans scale-up domains runs hierarchically: the ``p_in`` ranks of a domain work on
 NVLink and the ``p_out = p / p_in`` domains on the scale-out NICs, each GPU driving its own NIC
 (rail-optimised fabric). E.g. a hierarchical all-reduce is a reduce-scatter inside the domain, an
-all-reduce of ``S/p_in`` across domains, and an all-gather inside the domain.
+all-reduce of ``S/p_in`` across domains, and an all-gather inside the domain. The latency of a reduce-scatter or
+all-gather across domains is the flat ring's, ``p - 1`` steps (:func:`ring_latency_s`): NCCL rings span all ranks.
 
 All functions take numpy arrays (broadcast together) and return arrays of seconds.
 """

@@ -136,7 +136,9 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
     and parameter all-gather (BF16); ZeRO-0 all-reduces, the same bytes. Dense gradients reduce
     over ``cp x dp`` ranks (stride tp), expert gradients over the ``tp x cp x dp / ep`` ranks
     holding the same experts (stride ep). With ``Stack.dp_overlap`` they hide behind the last
-    micro-batch's backward / the first one's forward.
+    micro-batch's backward / the first one's forward. Each bucket (:func:`bucket_params`; one FSDP unit per layer
+    under ZeRO-3) is a collective of its own and pays the flat ring's latency (:func:`collectives.ring_latency_s`),
+    which grows with every rank of the group: the term that dominates a small model on hundreds of GPUs.
 
     ZeRO-3 / FSDP (Rajbhandari et al. 2020, section 5.3; Zhao et al. 2023, "PyTorch FSDP", arXiv
     2304.11277, sections 3.2-3.3): every micro-batch all-gathers each layer's parameters in
