@@ -117,9 +117,12 @@ def test_held_out_cases_median(table):
     (Lambda's run of NVIDIA's MLPerf v4.0 GPT-3 code on 128 H100, 12% short; HPE's MLPerf v6.0 405B NVFP4 on one GB300
     rack at GBS 144, +5%): 8.4% blind, merged unchanged; all 582: 9.93%. Session 35: every data-parallel gradient
     bucket (and every FSDP unit) pays NCCL's flat-ring latency, p - 1 steps (collectives.ring_latency_s): MLPerf's
-    Llama 3.1 8B at 256-1024 GPUs -19% to -60% -> -4% to -42%, the v4.0 GPT-3 rows +3% -> +13%: all 582: 9.75%."""
+    Llama 3.1 8B at 256-1024 GPUs -19% to -60% -> -4% to -42%, the v4.0 GPT-3 rows +3% -> +13%: all 582: 9.75%. Set 50
+    (the Megatron-LM baselines of MegaScale, 175B on 256-12,288 GPUs +1% to -14% and 530B +7% to +9%; Megatron-LM's
+    README GPT-3 175B on 1,024 A100 +10%; the Zero Bubble paper's 1F1B baseline on 8-32 A100, 9% to 18% slow in the
+    model): 9.7% blind, merged unchanged; all 607: 9.74%."""
     held = table[_held_out(table)]
-    assert len(held) == 582 and held.error.abs().median() <= 0.098
+    assert len(held) == 607 and held.error.abs().median() <= 0.098
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -344,7 +347,10 @@ def test_held_out_cases_median(table):
     ("heldout46-mbv-qwen3-8b", 3.8, 13.1),
     # set 49, merged at its blind error: Lambda's GPT-3 175B on 128 H100 (12% short), HPE's 405B NVFP4 on one GB300 rack
     # at GBS 144 (+5%)
-    ("heldout49-mlperf40-lambda-gpt3", 0.12, 0.12), ("heldout49-mlperf60-hpe-405b-reduced-gbs", 0.055, 0.055)])
+    ("heldout49-mlperf40-lambda-gpt3", 0.12, 0.12), ("heldout49-mlperf60-hpe-405b-reduced-gbs", 0.055, 0.055),
+    # set 50, merged at its blind error: MegaScale's Megatron-LM baselines, Megatron-LM's README GPT-3 example and the
+    # Zero Bubble paper's 1F1B baseline
+    ("heldout50-megascale", 0.08, 0.14), ("heldout50-megatron-readme-gpt3", 0.1, 0.1), ("heldout50-zero-bubble", 0.14, 0.18)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at
