@@ -277,9 +277,12 @@ def test_median_near_the_issue_target_of_15_percent(table):
     B200 / H200 collected blind at 23ed587, 39.0% median, every run faster in the model) merged unchanged: 10.77% over
     1,100. Session 35: the Google / Oracle v6.1 DeepSeek-R1 Interactive rows take the MTP 3 and fp8 KV every stored
     v6.1 Interactive config runs (0.06x -> +3% / +7%), and set 51 (37 MLPerf Inference v4.1 / v5.0 cells on 8 H100 / H200
-    collected blind at a89e88c, 6.4% median) merged unchanged: 10.47% over 1,137 predicted. The bound records that state
+    collected blind at a89e88c, 6.4% median) merged unchanged: 10.47% over 1,137 predicted. Set 53 (36 runs of
+    TensorRT-LLM's tuning guide, the vLLM team's R1-Benchmark spot checks and llm-ie-benchmarks' SGLang cells, collected
+    blind at a89e88c, 48.4% median: small Poisson runs of DeepSeek-R1 on 8 H200, every run but one faster in the model;
+    the tuning guide's rows then took its engine's chunked context): 10.76% over 1,173. The bound records that state
     so a regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.105
+    assert table.error.abs().median() <= 0.108
 
 
 def test_ep_load_imbalance_properties():
@@ -876,6 +879,17 @@ def test_held_out_set_42_stays_near_its_blind_error(table):
     72 GB200. DeepSeek-R1 6.3% over 12 (-13% to +31%, the +31% a CoreWeave GB200 Server run at its stated layout);
     gpt-oss-120b 13.9% over 16 (-30% to +27%). 9.4% / 30.5% when first predicted, none off by 2x; merged unchanged."""
     _check_held_out_set(table, "heldout42-", 28, 0.095, 0.31, 14, 0.095)
+
+
+def test_held_out_set_53_stays_near_its_blind_error(table):
+    """Set 53 of data/runs/HELD_OUT.md (36 serving runs collected blind in session 35, predicted at a89e88c): TensorRT-LLM's
+    performance tuning guide (Llama-3.3-70B TP4 on 4 H100, 1,000 requests of 2048/2048; 0.02x at max_num_tokens 2048
+    where its rows ran prompts whole, +10% once they took the engine's chunked context, which the guide states),
+    the vLLM team's R1-Benchmark spot checks of DeepSeek-R1 on 8 H200 (+16% to +247%) and Llama-3.1-8B FP8 on one H200
+    (+2% to +91%), llm-ie-benchmarks' SGLang DeepSeek-R1 cells (+9% to +53%). 48.4% / 247% when first predicted."""
+    _check_held_out_set(table, "heldout53-", 36, 0.39, 2.47, 36, 0.39)
+    guide = table[table.group == "heldout53-trtllm-tuning-guide"]
+    assert len(guide) == 8 and guide.error.abs().max() <= 0.34
 
 
 def test_held_out_set_51_stays_near_its_blind_error(table):
