@@ -34,7 +34,8 @@ import numpy as np
 from intelligence_per_dollar.sources import checks
 
 __all__ = ["Link", "overlap_exposed_s", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "one_shot_all_reduce_s",
-           "p2p_s", "ring_latency_s", "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s", "hierarchical_all_to_all_s"]
+           "p2p_s", "ring_latency_s", "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s",
+           "hierarchical_all_to_all_s"]
 
 
 class Link:

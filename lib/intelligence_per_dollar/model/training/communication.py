@@ -183,7 +183,8 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
     lat = np.where(params.dense > 0, lat_d, 0.0) + np.where(params.expert > 0, lat_e, 0.0)
     t_ag3 = (t_ag1 - lat) * ag_bytes / 2.0 + lay.layers_per_stage * lat
     t_rs3 = t_rs1 - lat + lay.layers_per_stage * lat
-    t_z3 = (overlap_exposed_s(ctx, t_ag3, t_fwd_mb) + overlap_exposed_s(ctx, t_ag3 + t_rs3, t_bwd_mb)) * lay.microbatches
+    t_z3 = (overlap_exposed_s(ctx, t_ag3, t_fwd_mb)
+            + overlap_exposed_s(ctx, t_ag3 + t_rs3, t_bwd_mb)) * lay.microbatches
     return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage, t_dp)
 
 
@@ -213,7 +214,7 @@ def bucket_tail_s(ctx: Context, lay: Layout, params: ParamsPerGPU, rs, in_dom, t
     buckets in backward order, so the last bucket to be ready holds the model's first parameters (the input
     embedding, then the first layer's): its reduce-scatter starts when backward has ended. With the parameter
     all-gather overlapped (``overlap_param_gather``) the same bucket is the first one the next forward waits
-    for. The bucket is ``Stack.dp_bucket_params`` parameters (None: Megatron-Core's ``max(40e6, 1e6 x dp)``) or,
+    for. The bucket is :func:`bucket_params` parameters (Megatron-Core's ``max(40e6, 1e6 x dp_cp)`` by default) or,
     where larger, the input embedding's share on this GPU (a bucket closes after the parameter that fills it),
     at most the dense parameters the GPU holds. Its reduce-scatter and all-gather are ``rs(bytes, ranks,
     in_dom)`` on its bytes over the dense data-parallel group (``in_dom`` of them in one scale-up domain), capped
