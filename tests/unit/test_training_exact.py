@@ -53,21 +53,22 @@ def test_deadline_search_is_the_brute_force_minimum(model, accelerator, precisio
 
 @pytest.mark.slow
 def test_deadline_search_on_the_10t_model_beats_the_bisection():
-    """At the book's central assumptions GB200 meets 30 days on 2,240 racks (143,360 GPUs in use; 2,048 racks and
-    131,072 GPUs before session 15's slowest-GPU wait), but 144,384 GPUs (2,256 blocks of 64) with every GPU in use
-    do not (so a bisection over racks skips counts); no count from 2,210 to 2,239 racks meets it."""
+    """At the book's central assumptions GB200 meets 30 days on 2,304 racks (147,456 GPUs in use; 2,048 racks and
+    131,072 GPUs before session 15's slowest-GPU wait, 2,240 and 143,360 before session 35's per-bucket ring latency),
+    but 148,480 GPUs (2,320 blocks of 64) with every GPU in use do not (so a bisection over racks skips counts); no
+    count from 2,274 to 2,303 racks meets it."""
     w = workloads.training()
     model = architecture.from_total_active(w.total_params, 5e11)
     gbt = training.batch_tokens(w.seq_len, training.GLOBAL_BATCH_TOKENS["central"])
     d = training.gpus_for_deadline(model, "GB200", "fp4", global_batch_tokens=gbt)
-    assert (d.racks, d.gpus, d.gpus_in_use) == (2240, 161280, 143360)
+    assert (d.racks, d.gpus, d.gpus_in_use) == (2304, 165888, 147456)
     ctx = training.make_context(model, "GB200", "fp4", w.seq_len, gbt, training.MODERN, "central", False)
     limit = w.days * 86400 * gbt / w.tokens
-    assert _brute_fewest_racks(ctx, limit, range(2210, 2241)) == 2240
-    on_2256 = training.estimate(model, "GB200", 2256 * 64, "fp4", w.seq_len, gbt, all_gpus=True,
+    assert _brute_fewest_racks(ctx, limit, range(2274, 2305)) == 2304
+    on_2320 = training.estimate(model, "GB200", 2320 * 64, "fp4", w.seq_len, gbt, all_gpus=True,
                                 stack=training.MODERN)     # the headline's stack (sizing's default)
-    assert on_2256.step_time_s > limit          # every GPU of more racks, yet too slow: not monotone
-    assert training.estimate(model, "GB200", 2256 * 64, "fp4", w.seq_len, gbt,
+    assert on_2320.step_time_s > limit          # every GPU of more racks, yet too slow: not monotone
+    assert training.estimate(model, "GB200", 2320 * 64, "fp4", w.seq_len, gbt,
                              stack=training.MODERN).step_time_s <= limit   # idle allowed
 
 
