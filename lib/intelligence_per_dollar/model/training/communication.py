@@ -188,7 +188,7 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
     return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage, t_dp)
 
 
-#: Megatron-Core's default gradient bucket, ``max(40e6, 1e6 x dp)`` parameters
+#: Megatron-Core's default gradient bucket, ``max(40e6, 1e6 x dp_cp)`` parameters (:func:`bucket_params`)
 #: (``megatron/core/distributed/distributed_data_parallel.py``: buckets grow with the data-parallel size "to ensure
 #: that chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound").
 BUCKET_MIN_PARAMS = 40e6
