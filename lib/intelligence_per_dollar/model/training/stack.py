@@ -147,8 +147,8 @@ class Stack:
     bucket's reduce-scatter and the first's all-gather have no compute beside them
     (:func:`~.communication.bucket_tail_s`), and every bucket pays the ring's latency
     (:func:`~.communication.data_parallel_s`). None: Megatron-Core's default, ``max(40e6, 1e6 x dp_cp)``
-    over the data- and context-parallel group (``distributed_data_parallel.py``); DeepSpeed ZeRO's ``reduce_bucket_size`` defaults to 5e8 elements
-    (``deepspeed/runtime/zero/config.py``).
+    over the data- and context-parallel group (``distributed_data_parallel.py``); DeepSpeed ZeRO's
+    ``reduce_bucket_size`` defaults to 5e8 elements (``deepspeed/runtime/zero/config.py``).
     """
 
     flash_attention: bool = True
