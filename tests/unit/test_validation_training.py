@@ -124,9 +124,12 @@ def test_held_out_cases_median(table):
     A100, -2% to -6% with FlashAttention-2 and +21% / +24% with FlashAttention-1, which the model runs at FA2's rate;
     the FlashAttention paper's GPT-2 whole-run days, +42% to +62%; Megatron-LLaMA's LLaMA-13B on 32-512 A100, -2% to
     +44%): 12.8% blind, merged unchanged; all 625: 9.74%. Set 54 (Megatron-Core's MoE README, Mixtral 8x7B on 64 H100 at
-    MCore v0.8 / v0.9, +10% / +3%): 6.3% blind, merged unchanged; all 627: 9.74%."""
+    MCore v0.8 / v0.9, +10% / +3%): 6.3% blind, merged unchanged; all 627: 9.74%. Set 56 (session 36: the NeMo-Framework-
+    Launcher README's GPT-3 5B on 8-160 A100, +1% to +12%, and its 175B on 64-512 A100, +39% to +42% with batch and
+    layout unstated; dgxc-benchmarking's PaxML GPT-3 5B on 16-128 H100, 17% to 22% short): 17.8% blind, merged
+    unchanged; all 644: 9.93%."""
     held = table[_held_out(table)]
-    assert len(held) == 627 and held.error.abs().median() <= 0.098
+    assert len(held) == 644 and held.error.abs().median() <= 0.1
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -360,7 +363,10 @@ def test_held_out_cases_median(table):
     ("heldout52-flashattn2-paper", 0.05, 0.245), ("heldout52-flashattn1-gpt2-owt", 0.5, 0.625),
     ("heldout52-flashattn-owt-steptime", 0.03, 0.045), ("heldout52-megatron-llama", 0.12, 0.445),
     # set 54, merged at its blind error: Megatron-Core's MoE README, Mixtral 8x7B on 64 H100
-    ("heldout54-mcore-moe-readme", 0.065, 0.1)])
+    ("heldout54-mcore-moe-readme", 0.065, 0.1),
+    # set 56, merged at its blind error: the NeMo-Framework-Launcher README's GPT-3 5B / 175B scaling on A100 (its
+    # 175B rows, batch and layout unstated, are the misses) and dgxc-benchmarking's PaxML GPT-3 5B on 16-128 H100
+    ("heldout56-nemo-launcher-a100", 0.085, 0.425), ("heldout56-dgxc-paxml-5b", 0.185, 0.22)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at
