@@ -195,6 +195,34 @@ def test_system_naming_unknown_accelerator_is_rejected(data_copy):
         hardware.catalogue()
 
 
+def test_a_system_topology_outside_switch_and_mesh_is_rejected(data_copy):
+    path = data_copy / "hardware" / "systems.csv"
+    _, line = _first_row_with(path, ",scaleup_topology,mesh,")
+    _rewrite(path, line, line.replace(",scaleup_topology,mesh,", ",scaleup_topology,torus,"))
+    with pytest.raises(DataError, match=r"HGX-H100-4GPU.*torus.*switch, mesh"):
+        hardware.catalogue()
+
+
+def test_a_system_domain_larger_than_its_accelerators_is_rejected(data_copy):
+    path = data_copy / "hardware" / "systems.csv"
+    _, line = _first_row_with(path, "HGX-H100-4GPU,scaleup_domain_gpus,4,")
+    _rewrite(path, line, line.replace(",scaleup_domain_gpus,4,", ",scaleup_domain_gpus,16,"))
+    with pytest.raises(DataError, match=r"HGX-H100-4GPU.*16.*H100-SXM"):
+        hardware.catalogue()
+
+
+def test_system_named_tells_a_system_from_an_accelerator():
+    """A system's name carries its NVLink domain and topology to the serving model; an accelerator's does not."""
+    board = hardware.system_named("HGX-H100-4GPU")
+    assert board.scaleup_domain_gpus == 4 and board.scaleup_topology == "mesh" and board.accelerator == "H100-SXM"
+    assert hardware.get("HGX-H100-4GPU").id == "H100-SXM"
+    assert hardware.system_named("GB200 NVL72").id == "GB200-NVL72"
+    assert hardware.system_named("HGX-H100").scaleup_topology == "switch"
+    for name in ("H100", "h100-sxm", "GB200", "B200"):
+        assert hardware.system_named(name) is None, name
+    assert hardware.system_named(None) is None
+
+
 def test_measured_gemm_bad_value(data_copy):
     path = data_copy / "measurements" / "h200-2026-11-29" / "gemm.csv"
     lines = path.read_text().splitlines()

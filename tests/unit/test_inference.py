@@ -284,9 +284,12 @@ def test_median_near_the_issue_target_of_15_percent(table):
     cells of four Supermicro systems on 8 B200 / H200, collected blind at ec326a8, 5.0% median) merged unchanged: 10.62%
     over 1,196. Set 57 (18 MLPerf Inference v4.0 llama2-70b cells of six partners on 4 / 8 H100 and one v4.1 Mixtral
     pair on 8 H200, collected blind at 43b9378, 25.7% median: March 2024's TensorRT-LLM, every run slower than the
-    model) merged unchanged: 10.86% over 1,216. The bound records that state so a regression fails; chapter 3's
+    model) merged unchanged: 10.86% over 1,216. Session 36: the 14 rows run on HGX H100 4-GPU boards (Dell XE8640 /
+    XE9640, Fujitsu GX2560 M7: '6x 4th Gen NVLink' per pair, no NVSwitch) name that system, whose tensor-parallel pairs
+    all-reduce over a third of a GPU's NVLinks (serving_kernels.scaleup_share): their Llama 2 70B TP2 cells +22% to
+    +63% -> +4% to +39%: 10.74% over 1,216. The bound records that state so a regression fails; chapter 3's
     takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.109
+    assert table.error.abs().median() <= 0.108
 
 
 def test_ep_load_imbalance_properties():
@@ -733,8 +736,9 @@ def test_held_out_set_23_stays_near_its_blind_error(table):
     (Interactive and Server held to p99 limits the misses: Llama 2 70B Interactive on B200 +61%, Dell's H100 Server +50%,
     CoreWeave's DeepSeek-R1 Server +40%); the SGLang / vLLM BF16 rows of 2024-25 +23% to +66%, as the other early
     engines of sets 18-22. Eight ShareGPT rows given ShareGPT's own spread of output lengths after the blind prediction
-    (output_dataset sharegpt-vllm): +13% to +45%; the set 22.0% / 66%."""
-    _check_held_out_set(table, "heldout23-", 30, 0.23, 0.67, 21, 0.25)
+    (output_dataset sharegpt-vllm): +13% to +45%; the set 22.0% / 66%. Session 36: Dell's 4-GPU XE9640 rows name their
+    HGX-H100-4GPU board (TP2 pairs on 6 NVLinks), Offline +23% -> +5% and Server +48% -> +26%: 20.2% / 66%."""
+    _check_held_out_set(table, "heldout23-", 30, 0.205, 0.67, 21, 0.21)
 
 
 def test_held_out_set_24_stays_near_its_blind_error(table):
@@ -804,8 +808,9 @@ def test_held_out_set_29_stays_near_its_blind_error(table):
     2024's software +11% to +44%, on H200 -8% to +16%; Mixtral on H200 +19% / +23%; 405B on B200 Offline -3%, Server
     -21%, Interactive -15%) and TensorRT-LLM v0.11-v0.15 perf-overview cells (-18% to +49%; v0.13's TP8 Mixtral 8x7B on
     8 H200, -53% blind, is +34% with the C++ runtime's own host time per sequence, which the same row bounds at 14 us).
-    15.6% / 53% when first predicted, none off by 2x."""
-    _check_held_out_set(table, "heldout29-", 30, 0.16, 0.50, 22, 0.15)
+    15.6% / 53% when first predicted, none off by 2x. Session 36: Fujitsu's GX2560 M7 rows name their HGX-H100-4GPU
+    board (TP2 pairs on 6 NVLinks), Offline +29% -> +10% and Server +39% -> +19%: 6.9% / 41%."""
+    _check_held_out_set(table, "heldout29-", 30, 0.07, 0.42, 22, 0.085)
 
 
 def test_held_out_set_30_stays_near_its_blind_error(table):
@@ -857,8 +862,9 @@ def test_held_out_set_35_stays_near_its_blind_error(table):
     own MLPerf v5.1 cells (Llama 2 70B Interactive +50% / +57%, DeepSeek-R1 Server on 72 GB200 +221% with v5.1's
     software), MLPerf v4.1 Google and Dell rows on 4-8 H100 (+13% to +43%), gpt-fast's batch-1 decode on 1-8 A100
     (-10% to +31%) and TensorRT-LLM v0.5's H200 launch cells (+8% to +31%). 20.9% / 221% when first predicted, one off
-    by 2x; merged unchanged."""
-    _check_held_out_set(table, "heldout35-", 35, 0.21, 2.21, 20, 0.18)
+    by 2x; merged unchanged. Session 36: Dell's XE8640 rows name their HGX-H100-4GPU board, whose TP2 Llama 2 70B pairs
+    all-reduce on 6 NVLinks (Offline +22% -> +4%, Server +38% -> +19%; its TP1 Mixtral rows unmoved): 12.2% / 221%."""
+    _check_held_out_set(table, "heldout35-", 35, 0.125, 2.21, 20, 0.13)
 
 
 def test_held_out_set_36_stays_near_its_blind_error(table):
@@ -896,8 +902,9 @@ def test_held_out_set_57_stays_near_its_blind_error(table):
     """Set 57 of data/runs/HELD_OUT.md (18 MLPerf Inference cells collected blind in session 36, predicted at 43b9378):
     v4.0 llama2-70b of Dell, Supermicro, HPE, GigaComputing, Fujitsu and Oracle on H100 (TensorRT-LLM of March 2024),
     on 8 GPUs Offline +17% to +26% and Server +23% to +38%, on 4 GPUs +33% to +63%; GigaComputing's v4.1 Mixtral 8x7B
-    on 8 H200 +2% / +3%. 25.7% / 62.7% when first predicted, none off by 2x; merged unchanged."""
-    _check_held_out_set(table, "heldout57-", 18, 0.26, 0.63, 9, 0.25)
+    on 8 H200 +2% / +3%. 25.7% / 62.7% when first predicted, none off by 2x; merged unchanged. Its 4-GPU rows then named
+    their system, HGX-H100-4GPU (TP2 pairs on 6 NVLinks, no NVSwitch): +14% to +39% there, the set 24.3% / 39.3%."""
+    _check_held_out_set(table, "heldout57-", 18, 0.245, 0.40, 9, 0.195)
 
 
 def test_held_out_set_53_stays_near_its_blind_error(table):

@@ -266,3 +266,42 @@ def test_nvfp4_moe_checkpoints_keep_attention_at_the_release_precision():
     assert kern.dense_weight_bytes(ctx) == pytest.approx((P["dense_total"] - attn) * ctx.w_bytes + attn * 1.0)
     with pytest.raises(ValueError, match="release_precision"):
         models.spec({**LLAMA70, "release_precision": "int4"})
+
+
+def _llama70_ctx(accelerator):
+    return inf.serving_context(LLAMA70, accelerator, 4, "fp8", 1024, 1024)
+
+
+def test_a_4_gpu_hgx_board_shares_each_gpus_nvlinks_among_its_three_peers():
+    """HGX H100 4-GPU (data/hardware/systems.csv, MLPerf: '6x 4th Gen NVLink, 900GB/s', no NVSwitch): a pair drives 6 of
+    a GPU's 18 links, three GPUs 12, all four 18; behind NVSwitches (HGX-H100, or the accelerator's name) every group
+    drives all of them."""
+    board, switched = _llama70_ctx("HGX-H100-4GPU"), _llama70_ctx("H100-SXM")
+    assert board.domain == 4 and board.scaleup_mesh and switched.domain == 8 and not switched.scaleup_mesh
+    assert not _llama70_ctx("HGX-H100").scaleup_mesh
+    assert np.allclose(kern.scaleup_share(board, [1, 2, 3, 4, 8]), [1 / 3, 1 / 3, 2 / 3, 1, 1])
+    assert np.allclose(kern.scaleup_share(switched, [1, 2, 4, 8]), 1.0)
+
+
+def test_a_tensor_parallel_pair_on_a_4_gpu_board_all_reduces_at_a_third_of_the_rate():
+    board, switched = _llama70_ctx("HGX-H100-4GPU"), _llama70_ctx("H100-SXM")
+    tokens = np.array([8192.0])        # 8192 x 8192 BF16 values: 134 MB, bandwidth-bound
+    t2_board, t2_switch = kern.tp_all_reduce_s(board, tokens, 2), kern.tp_all_reduce_s(switched, tokens, 2)
+    lat = kern.tp_all_reduce_s(switched, np.array([1e-9]), 2)      # the latency terms alone
+    assert (t2_board - lat) / (t2_switch - lat) == pytest.approx(3.0, rel=0.02)
+    assert kern.tp_all_reduce_s(board, tokens, 4) == pytest.approx(kern.tp_all_reduce_s(switched, tokens, 4))
+    assert kern.tp_all_reduce_s(board, tokens, 1) == 0.0
+
+
+def test_the_layout_search_on_a_4_gpu_board_keeps_tensor_parallelism_on_the_board():
+    f = inf.frontier(LLAMA70, "HGX-H100-4GPU", 8, "fp8", 1024, 1024, points=6, envelope=False)
+    assert f["tp"].max() <= 4
+    g = inf.frontier(LLAMA70, "H100-SXM", 8, "fp8", 1024, 1024, points=6, envelope=False)
+    assert g["tp"].max() == 8
+    # the same TP2 x DP2 point is slower on the board: its all-reduces cross 6 NVLinks, not 18
+    e_board = inf.estimate(LLAMA70, "HGX-H100-4GPU", 4, "fp8", 1024, 1024, parallelism={"tp": 2, "dp": 2},
+                           concurrency=256)
+    e_switch = inf.estimate(LLAMA70, "H100-SXM", 4, "fp8", 1024, 1024, parallelism={"tp": 2, "dp": 2},
+                            concurrency=256)
+    assert e_board.output_tokens_per_s_per_gpu < e_switch.output_tokens_per_s_per_gpu
+    assert e_board.time_breakdown_s["comm"] > 2 * e_switch.time_breakdown_s["comm"]   # latency terms do not triple

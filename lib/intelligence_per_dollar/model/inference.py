@@ -443,7 +443,9 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              output_tokens_cv: float = 0.0, output_tokens_max: int | None = None,
              output_dataset: str | None = None, kv_allocation: str | None = None, speculative_tokens: int = 0,
              accepted_tokens: float | None = None) -> Estimate:
-    """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator``.
+    """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator`` (an
+    accelerator id, or a system id of ``data/hardware/systems.csv``, which brings that system's NVLink domain and
+    topology: ``HGX-H100-4GPU``, four H100 wired directly with no NVSwitch; :func:`serving_kernels.scaleup_share`).
 
     ``concurrency``: sequences in flight over all ``gpus`` (None: the most that fit, i.e. a
     max-throughput offline benchmark). ``parallelism``: None to choose the fastest valid

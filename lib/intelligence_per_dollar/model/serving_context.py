@@ -114,6 +114,15 @@ def _links(acc: hardware.Accelerator, ceil: efficiency.Ceilings) -> tuple[collec
     return up, out
 
 
+def _scaleup_domain(accelerator, acc: hardware.Accelerator) -> tuple[int, bool]:
+    """(GPUs of one NVLink domain, whether they are wired as a direct mesh): the system's where ``accelerator`` names
+    one (:func:`hardware.system_named`; ``HGX-H100-4GPU``: 4, a mesh), else the accelerator's switched domain."""
+    system = hardware.system_named(accelerator)
+    if system is None:
+        return int(acc.scaleup_domain_gpus), False
+    return int(system.scaleup_domain_gpus), system.scaleup_topology == "mesh"
+
+
 def _param_totals(s: models.ModelSpec) -> dict[str, float]:
     """Parameters per layer by part plus the dense, expert and embedding totals."""
     p = architecture.params_per_layer(s)
@@ -193,6 +202,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
     :func:`speculation`."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
+    domain, mesh = _scaleup_domain(accelerator, acc)
     kv_precision = _check_choices(precision, kv_precision, mode, implementation, s, acc)
     kern.check_catalogue_fields(acc)
     sched.check_scheduler(scheduler)
@@ -215,7 +225,7 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         s, acc, ceil, precision, run, hardware.BYTES_PER_ELEMENT[dense],
         architecture.kv_cache_bytes_per_token(s, hardware.BYTES_PER_ELEMENT[kv_precision]),
         dense_peak, acc.bf16_dense_flop_per_s, up, out,
-        int(acc.scaleup_domain_gpus), isl, osl, mode, assumed("moe_tile_rows", scenario),
+        domain, isl, osl, mode, assumed("moe_tile_rows", scenario),
         assumed("pytorch_kernels_per_layer" if torch_ref else "other_kernels_per_layer", scenario),
         bool(comm_overlap), implementation, assumed("kernel_floor_s", scenario),
         assumed("pytorch_moe_kernels_per_layer" if torch_ref else "moe_kernels_per_layer", scenario),
@@ -239,4 +249,4 @@ def context(model, accelerator, precision, input_tokens, output_tokens, kv_preci
         osl_dataset=osl_dataset,
         dense_tile_rows=checks.integer("dense_tile_rows", assumed("dense_tile_rows", scenario), low=1,
                                        whole_floats=True),
-        spec_tokens=spec_tokens, accepted_tokens=accepted)
+        spec_tokens=spec_tokens, accepted_tokens=accepted, scaleup_mesh=mesh)

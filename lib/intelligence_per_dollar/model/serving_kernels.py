@@ -102,6 +102,7 @@ class Context:
     kv_on_demand: bool = False         # KV blocks allocated as tokens arrive, not reserved for the whole output
     spec_tokens: int = 0               # draft tokens per sequence and iteration (speculative decoding; 0: none)
     accepted_tokens: float = 1.0       # mean tokens a decoding sequence emits per iteration (1 without drafts)
+    scaleup_mesh: bool = False         # the domain's GPUs wired to each other directly, no NVSwitch (scaleup_share)
 
     @property
     def verify_tokens(self) -> int:
@@ -503,6 +504,33 @@ def moe_experts_s(ctx: Context, tokens, tp, dp, ep):
             + grouped_gemm_s(ctx, m_e, d, f / split, groups))
 
 
+def scaleup_share(ctx: Context, group):
+    """Share of a GPU's NVLink bandwidth a collective among ``group`` GPUs of one domain can drive: 1 behind
+    NVSwitches (every link reaches every peer); on a domain of ``n`` GPUs wired to each other directly
+    (``Context.scaleup_mesh``: an HGX H100 4-GPU board, whose MLPerf system descriptions state "6x 4th Gen NVLink,
+    900GB/s": 6 of each GPU's 18 links per pair) only the links to the group's other ``g - 1`` GPUs carry it,
+    ``(g - 1) / (n - 1)``: a tensor-parallel pair on such a board all-reduces at a third of the rate. At least one
+    pair's share (a point-to-point send)."""
+    g = np.minimum(np.asarray(group, float), ctx.domain)
+    if not ctx.scaleup_mesh or ctx.domain < 2:
+        return np.ones_like(g)
+    return np.clip((g - 1.0) / (ctx.domain - 1.0), 1.0 / (ctx.domain - 1.0), 1.0)
+
+
+def on_scaleup(ctx: Context, group, timed):
+    """``timed(link)`` (a collective's time over a :class:`collectives.Link`) as a collective among ``group`` GPUs
+    of one domain sees the NVLink: the domain's link with its rate times :func:`scaleup_share` (one evaluation per
+    distinct share; the link as it is behind NVSwitches)."""
+    out = timed(ctx.scaleup)
+    if not ctx.scaleup_mesh:
+        return out
+    share = scaleup_share(ctx, group)
+    for v in np.unique(share[share < 1.0]):
+        link = collectives.Link(ctx.scaleup.bytes_per_s * float(v), ctx.scaleup.efficiency, ctx.scaleup.latency_s)
+        out = np.where(share == v, timed(link), out)
+    return out
+
+
 def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value, fanout=None):
     """One expert-parallel all-to-all (dispatch or combine) of ``tokens_per_gpu`` tokens routed top-k
     over ``ep`` ranks (``fanout``: the ranks each token goes to, default ``k``).
@@ -521,7 +549,8 @@ def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value, fanout=No
     in_bytes = vec * k * (p_in - 1) / np.maximum(ep, 1.0) + vec * k * (n_dom - 1) / n_dom * (p_in - 1) / p_in
     remote = (n_dom - 1) * (1.0 - np.power(1.0 - 1.0 / n_dom, k))
     out_bytes = vec * remote
-    t_in = np.where(p_in > 1, (p_in - 1) * ctx.scaleup.latency_s + in_bytes / ctx.scaleup.effective_bytes_per_s, 0.0)
+    t_in = np.where(p_in > 1, (p_in - 1) * ctx.scaleup.latency_s
+                    + in_bytes / (ctx.scaleup.effective_bytes_per_s * scaleup_share(ctx, p_in)), 0.0)
     t_out = np.where(n_dom > 1, (n_dom - 1) * ctx.scaleout.latency_s + out_bytes / ctx.scaleout.effective_bytes_per_s, 0.0)
     return np.where(ep > 1, np.maximum(t_in, t_out), 0.0)
 
@@ -551,9 +580,9 @@ def moe_dispatch_s(ctx: Context, tokens, tp, dp, ep):
         a2a = np.where(hybrid, np.where(dp > 1, a2a_hybrid, 0.0), a2a)
     T_rep = tokens * dp
     in_domain = ctx.domain // np.maximum(tp, 1)
-    ag = (collectives.hierarchical_reduce_scatter_s(T_rep * d * disp_bytes, dp, in_domain, ctx.scaleup, ctx.scaleout)
-          + collectives.hierarchical_reduce_scatter_s(T_rep * d * ACTIVATION_BYTES, dp, in_domain,
-                                                      ctx.scaleup, ctx.scaleout))
+    ag = on_scaleup(ctx, np.minimum(dp, in_domain), lambda up: (
+        collectives.hierarchical_reduce_scatter_s(T_rep * d * disp_bytes, dp, in_domain, up, ctx.scaleout)
+        + collectives.hierarchical_reduce_scatter_s(T_rep * d * ACTIVATION_BYTES, dp, in_domain, up, ctx.scaleout)))
     return np.where(ep > 1, a2a, np.where(dp > 1, ag, 0.0))
 
 
@@ -567,9 +596,10 @@ def tp_all_reduce_s(ctx: Context, tokens, tp):
     (:func:`collectives.one_shot_all_reduce_s`: small messages, decode at low batch); across NVLink domains,
     NCCL's hierarchical all-reduce (:func:`collectives.hierarchical_all_reduce_s`)."""
     b = tokens * ctx.s.d_model * ACTIVATION_BYTES
-    t = collectives.all_reduce_s(b, np.minimum(tp, ctx.domain), ctx.scaleup)
+    group = np.minimum(tp, ctx.domain)
+    t = on_scaleup(ctx, group, lambda up: collectives.all_reduce_s(b, group, up))
     if ctx.implementation == "engine":
-        t = np.minimum(t, collectives.one_shot_all_reduce_s(b, np.minimum(tp, ctx.domain), ctx.scaleup))
+        t = np.minimum(t, on_scaleup(ctx, group, lambda up: collectives.one_shot_all_reduce_s(b, group, up)))
     # a group over several NVLink domains (a caller's --tp 16 on two 8-GPU nodes): NCCL's hierarchical
     # all-reduce, the cross-domain step over the NICs; the engines' one-shot kernels need NVLink peers
     t = np.where(tp > ctx.domain, collectives.hierarchical_all_reduce_s(b, tp, ctx.domain, ctx.scaleup, ctx.scaleout), t)

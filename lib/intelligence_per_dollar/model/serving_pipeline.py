@@ -114,8 +114,9 @@ def stage_send_s(ctx: kern.Context, tokens, tp, dp, pp):
     tp, dp, pp = (np.asarray(x, float) for x in (tp, dp, pp))
     vec = np.asarray(tokens, float) * ctx.s.d_model * kern.ACTIVATION_BYTES
     across = tp * dp * pp > ctx.domain
-    send = np.where(across, collectives.p2p_s(vec / tp, ctx.scaleout), collectives.p2p_s(vec / tp, ctx.scaleup))
-    return np.where(pp > 1, send + collectives.all_gather_s(vec, tp, ctx.scaleup), 0.0)
+    send = np.where(across, collectives.p2p_s(vec / tp, ctx.scaleout),
+                    kern.on_scaleup(ctx, 2.0, lambda up: collectives.p2p_s(vec / tp, up)))
+    return np.where(pp > 1, send + kern.on_scaleup(ctx, tp, lambda up: collectives.all_gather_s(vec, tp, up)), 0.0)
 
 
 def layer_weight_bytes(ctx: kern.Context, tp, r, pp=1.0):

@@ -42,7 +42,11 @@ BYTES_PER_ELEMENT = MappingProxyType({"fp4": 4.5 / 8, "fp8": 1.0, "bf16": 2.0, "
 ACCELERATOR_IDS = ("A100-40GB", "A100-80GB", "H100-SXM", "H800", "H20", "H200", "B200", "GB200", "B300", "GB300",
                    "VR200", "Rubin-Ultra")
 SYSTEM_IDS = ("HGX-H100", "HGX-H200", "GB200-NVL72", "GB300-NVL72", "Vera-Rubin-NVL72",
-              "Rubin-Ultra-NVL576")
+              "Rubin-Ultra-NVL576", "HGX-H100-4GPU")
+#: How a system's GPUs reach each other over NVLink (``System.scaleup_topology``): ``switch``, every GPU's links go
+#: to NVSwitches, so any pair talks at the GPU's full NVLink rate; ``mesh``, the GPUs are wired to each other
+#: directly, every pair by an equal share of each GPU's links (an HGX H100 4-GPU board: 6 of 18 NVLinks per pair).
+SCALEUP_TOPOLOGIES = ("switch", "mesh")
 
 #: Other names people use, mapped to catalogue ids (lookups are case-insensitive too).
 ALIASES = MappingProxyType({
@@ -73,7 +77,7 @@ _SYS_NUMERIC = {
     "headline_fp4_flop_per_s": _pos, "nvlink_aggregate_bytes_per_s": _pos, "hbm_bytes": _pos,
     "lpddr_bytes": _pos, "year": lambda v: 2000 <= v <= 2100,
 }
-_SYS_TEXT = ("accelerator", "cpu_model", "headline_counts")
+_SYS_TEXT = ("accelerator", "cpu_model", "headline_counts", "scaleup_topology")
 _SYS_REQUIRED = ("accelerator", "gpus", "scaleup_domain_gpus")
 
 
@@ -149,6 +153,7 @@ class System:
     hbm_bytes: float | None = None
     lpddr_bytes: float | None = None
     year: int | None = None
+    scaleup_topology: str = "switch"
     provenance: Mapping[str, io.Provenance] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -204,6 +209,12 @@ def _catalogue(data_dir: str) -> tuple[Mapping[str, Accelerator], Mapping[str, S
         if s.accelerator not in accs:
             raise io.DataError(f"{sys_path}: system '{k}' names accelerator '{s.accelerator}', "
                                f"which is not in {acc_path}")
+        if s.scaleup_topology not in SCALEUP_TOPOLOGIES:
+            raise io.DataError(f"{sys_path}: system '{k}' has scaleup_topology '{s.scaleup_topology}'; allowed: "
+                               f"{', '.join(SCALEUP_TOPOLOGIES)}")
+        if s.scaleup_domain_gpus > accs[s.accelerator].scaleup_domain_gpus:
+            raise io.DataError(f"{sys_path}: system '{k}' has scaleup_domain_gpus {s.scaleup_domain_gpus}, more than "
+                               f"its accelerator {s.accelerator}'s NVLink domain ({accs[s.accelerator].scaleup_domain_gpus})")
         systems[k] = s
     return MappingProxyType(accs), MappingProxyType(systems)
 
@@ -304,6 +315,27 @@ def get(name: str) -> Accelerator:
         except ValueError:
             pass
         raise
+
+
+def system_named(name) -> System | None:
+    """The system ``name`` means where it names one rather than an accelerator (the rules of :func:`get`: a system's
+    id or alias, or a name no accelerator answers to but a system does, "GB200 NVL72"), else None. The serving model
+    takes its NVLink domain and topology from it (``HGX-H100-4GPU``: four H100 joined directly, no NVSwitch)."""
+    if not isinstance(name, str):
+        return None
+    accs, syss = catalogue()
+    key = ALIASES.get(name, name)
+    if key in syss:
+        return syss[key]
+    try:
+        _resolve(name, accs, "accelerator")
+        return None
+    except ValueError:
+        pass
+    try:
+        return _resolve(name, syss, "system")
+    except ValueError:
+        return None
 
 
 def get_system(name: str) -> System:
