@@ -287,9 +287,11 @@ def test_median_near_the_issue_target_of_15_percent(table):
     model) merged unchanged: 10.86% over 1,216. Session 36: the 14 rows run on HGX H100 4-GPU boards (Dell XE8640 /
     XE9640, Fujitsu GX2560 M7: '6x 4th Gen NVLink' per pair, no NVSwitch) name that system, whose tensor-parallel pairs
     all-reduce over a third of a GPU's NVLinks (serving_kernels.scaleup_share): their Llama 2 70B TP2 cells +22% to
-    +63% -> +4% to +39%: 10.74% over 1,216. The bound records that state so a regression fails; chapter 3's
-    takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.108
+    +63% -> +4% to +39%: 10.74% over 1,216. Set 59 (32 MLPerf Inference v5.1 llama3.1-8b / Mixtral cells and GPUStack's
+    GLM-4.5-Air pages, collected blind at 8c25af3, 29.1% median: the 8B on 8 B200 +22% to +63% where on 8 H200 it is
+    within 7%, GLM-4.5-Air with 2025's vLLM / SGLang +1% to +92%) merged unchanged: 10.94% over 1,248. The bound records
+    that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.11
 
 
 def test_ep_load_imbalance_properties():
@@ -905,6 +907,15 @@ def test_held_out_set_57_stays_near_its_blind_error(table):
     on 8 H200 +2% / +3%. 25.7% / 62.7% when first predicted, none off by 2x; merged unchanged. Its 4-GPU rows then named
     their system, HGX-H100-4GPU (TP2 pairs on 6 NVLinks, no NVSwitch): +14% to +39% there, the set 24.3% / 39.3%."""
     _check_held_out_set(table, "heldout57-", 18, 0.245, 0.40, 9, 0.195)
+
+
+def test_held_out_set_59_stays_near_its_blind_error(table):
+    """Set 59 of data/runs/HELD_OUT.md (32 serving runs collected blind in session 36, predicted at 8c25af3): MLPerf
+    Inference v5.1 llama3.1-8b of GigaComputing, Supermicro and Lenovo on 8 B200 +22% to +63% (Server and Interactive
+    the most), of HPE and QCT on 8 H200 -1% to +7%; ASUSTeK's Mixtral Offline on 8 H200 -1%; GPUStack's GLM-4.5-Air on
+    4 A100 (BF16) and 2-4 H100 with vLLM / SGLang +1% to +92%. 29.1% / 92.3% when first predicted, none off by 2x;
+    merged unchanged."""
+    _check_held_out_set(table, "heldout59-", 32, 0.295, 0.93, 22, 0.27)
 
 
 def test_held_out_set_53_stays_near_its_blind_error(table):

@@ -35,7 +35,7 @@ from intelligence_per_dollar.sources import checks
 
 __all__ = ["Link", "overlap_exposed_s", "reduce_scatter_s", "all_gather_s", "all_reduce_s", "one_shot_all_reduce_s",
            "p2p_s", "ring_latency_s", "hierarchical_all_reduce_s", "hierarchical_reduce_scatter_s",
-           "hierarchical_all_to_all_s"]
+           "hierarchical_all_to_all_s", "mesh_share", "on_shared_link"]
 
 
 class Link:
@@ -54,6 +54,29 @@ class Link:
 
     def __repr__(self):
         return f"Link({self.bytes_per_s:.3g} B/s, eff {self.efficiency}, {self.latency_s:.2g} s)"
+
+
+def mesh_share(group, domain_gpus: int, mesh: bool):
+    """Share of a GPU's scale-up bandwidth a collective among ``group`` GPUs of one domain of ``domain_gpus`` can
+    drive. Behind switches (NVSwitch) every link reaches every peer: 1. On a domain whose GPUs are wired to each other
+    directly (``mesh``: an HGX H100 4-GPU board, whose MLPerf system descriptions state "6x 4th Gen NVLink, 900GB/s",
+    6 of each GPU's 18 links per pair) only the links to the group's other ``g - 1`` GPUs carry it:
+    ``(g - 1) / (n - 1)``, so a tensor-parallel pair on such a board all-reduces at a third of the rate. At least one
+    pair's share (a point-to-point send)."""
+    g = np.minimum(np.asarray(group, float), domain_gpus)
+    if not mesh or domain_gpus < 2:
+        return np.ones_like(g)
+    return np.clip((g - 1.0) / (domain_gpus - 1.0), 1.0 / (domain_gpus - 1.0), 1.0)
+
+
+def on_shared_link(link: Link, share, timed):
+    """``timed(link)`` (a collective's time over a :class:`Link`) with the link's rate times ``share`` element by
+    element (:func:`mesh_share`): one evaluation per distinct share below 1."""
+    out = timed(link)
+    share = np.asarray(share, float)
+    for v in np.unique(share[share < 1.0]):
+        out = np.where(share == v, timed(Link(link.bytes_per_s * float(v), link.efficiency, link.latency_s)), out)
+    return out
 
 
 def _finite_time(fn):

@@ -505,30 +505,14 @@ def moe_experts_s(ctx: Context, tokens, tp, dp, ep):
 
 
 def scaleup_share(ctx: Context, group):
-    """Share of a GPU's NVLink bandwidth a collective among ``group`` GPUs of one domain can drive: 1 behind
-    NVSwitches (every link reaches every peer); on a domain of ``n`` GPUs wired to each other directly
-    (``Context.scaleup_mesh``: an HGX H100 4-GPU board, whose MLPerf system descriptions state "6x 4th Gen NVLink,
-    900GB/s": 6 of each GPU's 18 links per pair) only the links to the group's other ``g - 1`` GPUs carry it,
-    ``(g - 1) / (n - 1)``: a tensor-parallel pair on such a board all-reduces at a third of the rate. At least one
-    pair's share (a point-to-point send)."""
-    g = np.minimum(np.asarray(group, float), ctx.domain)
-    if not ctx.scaleup_mesh or ctx.domain < 2:
-        return np.ones_like(g)
-    return np.clip((g - 1.0) / (ctx.domain - 1.0), 1.0 / (ctx.domain - 1.0), 1.0)
+    """:func:`collectives.mesh_share` of a collective among ``group`` GPUs of the case's NVLink domain."""
+    return collectives.mesh_share(group, ctx.domain, ctx.scaleup_mesh)
 
 
 def on_scaleup(ctx: Context, group, timed):
-    """``timed(link)`` (a collective's time over a :class:`collectives.Link`) as a collective among ``group`` GPUs
-    of one domain sees the NVLink: the domain's link with its rate times :func:`scaleup_share` (one evaluation per
-    distinct share; the link as it is behind NVSwitches)."""
-    out = timed(ctx.scaleup)
-    if not ctx.scaleup_mesh:
-        return out
-    share = scaleup_share(ctx, group)
-    for v in np.unique(share[share < 1.0]):
-        link = collectives.Link(ctx.scaleup.bytes_per_s * float(v), ctx.scaleup.efficiency, ctx.scaleup.latency_s)
-        out = np.where(share == v, timed(link), out)
-    return out
+    """``timed(link)`` over the domain's NVLink as a collective among ``group`` of its GPUs sees it
+    (:func:`collectives.on_shared_link` at :func:`scaleup_share`)."""
+    return collectives.on_shared_link(ctx.scaleup, scaleup_share(ctx, group), timed)
 
 
 def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value, fanout=None):
