@@ -289,9 +289,10 @@ def test_median_near_the_issue_target_of_15_percent(table):
     all-reduce over a third of a GPU's NVLinks (serving_kernels.scaleup_share): their Llama 2 70B TP2 cells +22% to
     +63% -> +4% to +39%: 10.74% over 1,216. Set 59 (32 MLPerf Inference v5.1 llama3.1-8b / Mixtral cells and GPUStack's
     GLM-4.5-Air pages, collected blind at 8c25af3, 29.1% median: the 8B on 8 B200 +22% to +63% where on 8 H200 it is
-    within 7%, GLM-4.5-Air with 2025's vLLM / SGLang +1% to +92%) merged unchanged: 10.94% over 1,248. The bound records
-    that state so a regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.11
+    within 7%, GLM-4.5-Air with 2025's vLLM / SGLang +1% to +92%) merged unchanged: 10.94% over 1,248. Set 61 (22 of
+    NVIDIA's own MLPerf Inference v4.0-v5.0 cells, collected blind at e64e8ac, 6.0% median) merged unchanged: 10.86% over
+    1,270. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.109
 
 
 def test_ep_load_imbalance_properties():
@@ -916,6 +917,14 @@ def test_held_out_set_59_stays_near_its_blind_error(table):
     4 A100 (BF16) and 2-4 H100 with vLLM / SGLang +1% to +92%. 29.1% / 92.3% when first predicted, none off by 2x;
     merged unchanged."""
     _check_held_out_set(table, "heldout59-", 32, 0.295, 0.93, 22, 0.27)
+
+
+def test_held_out_set_61_stays_near_its_blind_error(table):
+    """Set 61 of data/runs/HELD_OUT.md (22 of NVIDIA's own MLPerf Inference cells collected blind in session 36, predicted
+    at e64e8ac): llama2-70b on 2 H100 (v4.0) +18% / +25%, on 8 H100 Server (v5.0) -15%, on 8 H200 (also served through
+    Triton) -7% to +5%, on the 1,000 W H200 CTS part -11% to +7% (the catalogue's H200 is the 700 W part), on one B200
+    +4% to +19%; mixtral-8x7b on 8 H200 -4%, on 8 B200 +12% / +14%. 6.0% / 25.0% when first predicted; merged unchanged."""
+    _check_held_out_set(table, "heldout61-", 22, 0.065, 0.25, 9, 0.075)
 
 
 def test_held_out_set_53_stays_near_its_blind_error(table):
