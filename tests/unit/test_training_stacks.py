@@ -432,3 +432,21 @@ def test_a_stack_may_be_named_and_an_unknown_name_is_refused_with_the_presets():
     assert by_name.step_time_s == by_value.step_time_s
     with pytest.raises(ValueError, match=r"stack='fsdp3' is not a named stack; allowed: .*fsdp2"):
         training.estimate(m, "H100-SXM", 8, "bf16", 2048, 64 * 2048, stack="fsdp3")
+
+
+def test_the_expert_sort_passes_count_only_where_a_rank_holds_several_experts():
+    """Megatron-Core's all-to-all dispatcher sorts the received rows by local expert and back
+    (``sort_chunks_by_idxs``): two passes, each reading and writing the ``top_k`` rows of every token, by hand;
+    none with one expert per rank, without expert parallelism, or where HybridEP writes the rows grouped."""
+    ctx = _ctx(MOE, training.MEGATRON_CORE)
+    hbm = ctx.hbm_effective_bytes_per_s
+    lay = _layout(ctx, dp=8, ep=4, microbatch=2)          # 8 experts over 4 ranks: 2 local experts
+    tokens = 2 * 8192                                     # micro-batch 2 of 8,192, tp 1
+    gather = tokens * (1 + 2) * 256 * 2 * 2 / hbm         # (1 + top_k) d BF16 bytes, there and back
+    sort = tokens * 2 * 2 * 2 * 256 * 2 / hbm             # 2 passes x (read + write) x top_k x d x 2 bytes
+    assert compute.permute_s(ctx, lay)[0] == pytest.approx(gather + sort)
+    for par in ({"ep": 8}, {"ep": 1}):                   # one expert per rank; no expert parallelism
+        assert compute.permute_s(ctx, _layout(ctx, dp=8, microbatch=2, **par))[0] == pytest.approx(gather)
+    hybrid = _ctx(MOE, replace(training.MEGATRON_CORE, moe_expert_sort=False))
+    assert compute.permute_s(hybrid, _layout(hybrid, dp=8, ep=4, microbatch=2))[0] == pytest.approx(gather)
+    assert compute.permute_s(_ctx(LLAMA8B, training.MEGATRON_CORE), _layout(ctx)) == 0.0

@@ -76,13 +76,14 @@ STACKS = {
     # Megatron-Bridge's full-iteration MXFP8 DeepSeek-V3 recipes on GB200/GB300 (perf_recipes/deepseek/common.py
     # _enable_deepseek_full_iteration_mxfp8: overlap_moe_expert_parallel_comm with delay_wgrad_compute, the HybridEP
     # "flex" dispatcher and full-iteration CUDA graphs, so no host sync per MoE layer; routing force-balanced)
-    "mbridge-2026-a2a-overlap": replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False),
+    # HybridEP's dispatch writes the received rows grouped per local expert: no sort pass (Stack.moe_expert_sort)
+    "mbridge-2026-a2a-overlap": replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False),
     # a Megatron-Bridge recipe run on real data with natural routing (``moe_router_force_load_balancing=false``, as
     # the model-verification cards' functional pretraining items state): the book's central load factor
     "mbridge-2026-natural": replace(MBRIDGE_PERF, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     # MLPerf Training v6.0's DeepSeek-V3 (NVIDIA's NeMo recipe: the same EP all-to-all overlap, HybridEP and
     # full-iteration CUDA graphs) trains on real data with dropless routing: the book's central load factor
-    "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False,
+    "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False,
                                moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
     # Megatron-LM (core v0.6, 2024) as BAAI's FlagPerf launch scripts run it: Transformer Engine layers, sequence

@@ -9,6 +9,8 @@ the layers in BF16 (NVIDIA 2025, "Pretraining Large Language Models with NVFP4",
 
 from __future__ import annotations
 
+import numpy as np
+
 from intelligence_per_dollar.model import architecture, efficiency, peaks
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
 from intelligence_per_dollar.sources import hardware, models
@@ -222,14 +224,31 @@ def _quantize_s(ctx: Context, lay: Layout, moe: bool):
     return share * lay.tokens * qf / lay.tp / hbm, share * lay.tokens * qb / lay.tp / hbm
 
 
+#: Passes over the routed rows a dispatcher makes to group what it receives by local expert and to restore the
+#: order before the combine (``Stack.moe_expert_sort``): a sort and an unsort, each reading and writing the rows.
+EXPERT_SORT_PASSES = 2
+
+
 def permute_s(ctx: Context, lay: Layout):
     """MoE token permutation, forward: gather ``top_k`` copies of each token before dispatch and
-    scatter them back after combine (read d, write top_k d; and the reverse); 0 for a dense model."""
+    scatter them back after combine (read d, write top_k d; and the reverse); 0 for a dense model.
+
+    Where a rank holds more than one expert and the dispatcher groups the rows it receives by local expert in a
+    pass of its own (``Stack.moe_expert_sort``), :data:`EXPERT_SORT_PASSES` more passes over the ``top_k`` rows
+    of each token, each a read and a write: Megatron-Core's all-to-all dispatcher sorts the received chunks by
+    local expert after the dispatch and back before the combine (``megatron/core/transformer/moe/
+    token_dispatcher.py``, ``MoEAlltoAllTokenDispatcher``: ``sort_chunks_by_idxs`` when ``num_local_experts > 1``,
+    fused or not by ``moe_permute_fusion``), and its flex dispatcher permutes DeepEP's output by local expert
+    and unpermutes it before the combine. HybridEP's dispatch writes the rows grouped per expert (no pass)."""
     s = ctx.s
     if not architecture.moe_layers(s):
         return 0.0
-    return (lay.tokens / lay.tp * (1 + s.top_k) * s.d_model * ACTIVATION_BYTES * 2 * ctx.stack.moe_load_factor
-            / ctx.hbm_effective_bytes_per_s)
+    row_bytes = s.d_model * ACTIVATION_BYTES
+    gather = (1 + s.top_k) * row_bytes * 2                        # read d, write k d; and the reverse
+    local_experts = s.experts / np.maximum(lay.ep, 1.0)
+    sort = np.where(ctx.stack.moe_expert_sort & (lay.ep > 1) & (local_experts > 1),
+                    EXPERT_SORT_PASSES * 2 * s.top_k * row_bytes, 0.0)   # each pass reads and writes k rows
+    return lay.tokens / lay.tp * (gather + sort) * ctx.stack.moe_load_factor / ctx.hbm_effective_bytes_per_s
 
 
 #: Non-GEMM kernels a layer's backward launches per forward one (each norm's dgrad and dgamma

@@ -56,6 +56,11 @@ class Stack:
     dispatcher; DeepSeek-V3 report section 3.2.2); False: one copy per routed expert (Megatron-Core's
     plain ``moe_token_dispatcher_type="alltoall"``, which permutes ``top_k`` copies of each token
     before an NCCL all-to-all).
+    ``moe_expert_sort``: the dispatcher groups the rows a rank receives by local expert in a pass of
+    its own and restores their order before the combine (Megatron-Core's all-to-all dispatcher,
+    ``sort_chunks_by_idxs``; its flex dispatcher's permute of DeepEP's output): two more passes over
+    the routed rows where a rank holds several experts (:func:`.compute.permute_s`); False where the
+    dispatch kernel writes them grouped per expert (HybridEP, and :data:`MODERN`'s static-budget dispatch).
     ``fp4_kept_layer_fraction``: share of the transformer layers whose linear layers an NVFP4
     recipe keeps out of FP4 for stability (NVIDIA 2025, "Pretraining Large Language Models with
     NVFP4", arXiv 2509.25149, section 4: about 16% of the linear layers, the first and last
@@ -165,6 +170,7 @@ class Stack:
     balanced_head_split: bool = False
     moe_load_factor: float = 1.0
     ep_dedup: bool = True
+    moe_expert_sort: bool = False
     fp4_kept_layer_fraction: float = 0.16
     fp4_kept_precision: str = "bf16"
     ceiling_scale: float = 1.0
@@ -244,8 +250,9 @@ MODERN = Stack()
 #: (Megatron-Bridge's DeepSeek-V3 recipes on H100 and B200): one copy per destination node (``ep_dedup``)
 #: and a host sync per MoE layer, DeepEP's normal-mode poll of its receive counter (``moe_host_sync``).
 #: Recipes that state the plain ``"alltoall"`` dispatcher drop the dedup (``ep_dedup`` False; validation
-#: stacks ``mbridge-2026-alltoall`` / ``mbridge-2026-fp8cs-alltoall``).
-MEGATRON_CORE = replace(MODERN, tp_overlap=True, moe_host_sync=True)
+#: stacks ``mbridge-2026-alltoall`` / ``mbridge-2026-fp8cs-alltoall``). Both dispatchers group the rows a rank
+#: receives by local expert in passes of their own (``moe_expert_sort``).
+MEGATRON_CORE = replace(MODERN, tp_overlap=True, moe_host_sync=True, moe_expert_sort=True)
 MEGATRON_2021 = Stack(flash_attention=False, sequence_parallel=False, dp_overlap=False, tp_overlap=False,
                       grad_bytes=4.0, grad_reduce_bytes=2.0)
 #: DeepSeek-V3's stack (arXiv 2412.19437, section 3.2): DualPipe (bubble about half of 1F1B's,
