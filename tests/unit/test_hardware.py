@@ -187,27 +187,18 @@ def test_unknown_field_is_rejected(data_copy):
         hardware.catalogue()
 
 
-def test_system_naming_unknown_accelerator_is_rejected(data_copy):
+@pytest.mark.parametrize("row, old, new, message", [
+    (",accelerator,GB200,", ",accelerator,GB200,", ",accelerator,GB999,", "GB999"),
+    (",scaleup_topology,mesh,", ",scaleup_topology,mesh,", ",scaleup_topology,torus,",
+     r"HGX-H100-4GPU.*torus.*switch, mesh"),
+    ("HGX-H100-4GPU,scaleup_domain_gpus,4,", ",scaleup_domain_gpus,4,", ",scaleup_domain_gpus,16,",
+     r"HGX-H100-4GPU.*16.*H100-SXM"),
+], ids=["unknown accelerator", "topology outside switch and mesh", "domain larger than the accelerator's"])
+def test_a_bad_system_row_is_rejected(data_copy, row, old, new, message):
     path = data_copy / "hardware" / "systems.csv"
-    _, line = _first_row_with(path, ",accelerator,GB200,")
-    _rewrite(path, line, line.replace(",accelerator,GB200,", ",accelerator,GB999,"))
-    with pytest.raises(DataError, match="GB999"):
-        hardware.catalogue()
-
-
-def test_a_system_topology_outside_switch_and_mesh_is_rejected(data_copy):
-    path = data_copy / "hardware" / "systems.csv"
-    _, line = _first_row_with(path, ",scaleup_topology,mesh,")
-    _rewrite(path, line, line.replace(",scaleup_topology,mesh,", ",scaleup_topology,torus,"))
-    with pytest.raises(DataError, match=r"HGX-H100-4GPU.*torus.*switch, mesh"):
-        hardware.catalogue()
-
-
-def test_a_system_domain_larger_than_its_accelerators_is_rejected(data_copy):
-    path = data_copy / "hardware" / "systems.csv"
-    _, line = _first_row_with(path, "HGX-H100-4GPU,scaleup_domain_gpus,4,")
-    _rewrite(path, line, line.replace(",scaleup_domain_gpus,4,", ",scaleup_domain_gpus,16,"))
-    with pytest.raises(DataError, match=r"HGX-H100-4GPU.*16.*H100-SXM"):
+    _, line = _first_row_with(path, row)
+    _rewrite(path, line, line.replace(old, new))
+    with pytest.raises(DataError, match=message):
         hardware.catalogue()
 
 
