@@ -303,18 +303,11 @@ def get(name: str) -> Accelerator:
 
     Raises ``ValueError`` listing the known ids when the name is unknown.
     """
-    accs, syss = catalogue()
-    key = ALIASES.get(name, name) if isinstance(name, str) else name
-    if isinstance(key, str) and key in syss:
-        return accs[syss[key].accelerator]
-    try:
-        return _check_memory_word(name, _resolve(name, accs, "accelerator"))
-    except ValueError:
-        try:                                   # a system's name in another spelling ("GB200 NVL72")
-            return _check_memory_word(name, accs[_resolve(name, syss, "system").accelerator])
-        except ValueError:
-            pass
-        raise
+    accs = catalogue()[0]
+    system = system_named(name)                # a system's id, alias or other spelling ("GB200 NVL72")
+    if system is not None:
+        return _check_memory_word(name, accs[system.accelerator])
+    return _check_memory_word(name, _resolve(name, accs, "accelerator"))
 
 
 def system_named(name) -> System | None:
