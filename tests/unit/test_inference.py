@@ -292,9 +292,12 @@ def test_median_near_the_issue_target_of_15_percent(table):
     within 7%, GLM-4.5-Air with 2025's vLLM / SGLang +1% to +92%) merged unchanged: 10.94% over 1,248. Set 61 (22 of
     NVIDIA's own MLPerf Inference v4.0-v5.0 cells, collected blind at e64e8ac, 6.0% median) merged unchanged: 10.86% over
     1,270. Set 63 (11 MLPerf Inference v5.1 partner cells, collected blind at c9b7773, 7.3% median) merged unchanged:
-    10.78% over 1,281. The bound records that state so a regression fails; chapter 3's takeaway says where the median
-    stands."""
-    assert table.error.abs().median() <= 0.108
+    10.78% over 1,281. Set 65 (18 runs of dstack's Llama 3.1 405B FP8 benchmark on 8 H100 with vLLM 0.6.3 and a vLLM
+    issue's Llama 3.3 70B on 4 A100, collected blind at 2e6d6f7, 59.6% median: every run slower than the model) merged
+    unchanged: 11.10% over 1,297. Set 66 (22 unused TensorRT-LLM perf-overview cells of GPT-OSS and Llama 4 Maverick
+    and two SGLang PR runs on 4 B200, collected blind at 2e6d6f7, 25.4% median) merged unchanged: 11.39% over 1,319.
+    The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.114
 
 
 def test_ep_load_imbalance_properties():
@@ -936,6 +939,24 @@ def test_held_out_set_63_stays_near_its_blind_error(table):
     +7%, Oracle's llama3.1-8b on 8 B200 +23% / +39%, Cisco C885's llama2-70b Interactive on 8 H200 -3%. 7.3% / 91.2% when
     first predicted, none off by 2x; merged unchanged."""
     _check_held_out_set(table, "heldout63-", 11, 0.075, 0.92, 5, 0.1)
+
+
+def test_held_out_set_65_stays_near_its_blind_error(table):
+    """Set 65 of data/runs/HELD_OUT.md (18 serving runs collected blind in session 37, predicted at 2e6d6f7): dstack's
+    Llama 3.1 405B FP8 on 8 H100 with vLLM 0.6.3, offline batches of 4-32 prompts +35% to +51% and of 64 / 128 prompts
+    at 2048/2048 or 4 / 8 at 32784/2048 +214% to +356% (the measured rate barely grows past 16 prompts, where the
+    model's KV cache holds them all), the API server's 1,000 ShareGPT prompts +54% to +111%; a vLLM issue's Llama 3.3
+    70B BF16 on 4 A100 +65% / +74%. 59.6% / 356% when first predicted; merged unchanged."""
+    _check_held_out_set(table, "heldout65-", 18, 0.6, 3.57, 18, 0.6)
+
+
+def test_held_out_set_66_stays_near_its_blind_error(table):
+    """Set 66 of data/runs/HELD_OUT.md (22 serving runs collected blind in session 37, predicted at 2e6d6f7): TensorRT-LLM
+    perf-overview cells at 03e27c7 not taken before, GPT-OSS 20B on one B200 / GB200 -43% to +31% (its 1,000/1,000
+    cells short, the prompt-heavy ones over), on one H200 / H100 +14% to +65%, GPT-OSS 120B -27% to +22%, Llama 4
+    Maverick -29% to +54%; SGLang PR 9359's gpt-oss-120b on 4 B200 +53% and PR 8241's DeepSeek-R1 FP4 on 4 B200 +145%.
+    25.4% / 145% when first predicted; merged unchanged."""
+    _check_held_out_set(table, "heldout66-", 22, 0.255, 1.45, 22, 0.255)
 
 
 def test_held_out_set_53_stays_near_its_blind_error(table):

@@ -136,9 +136,12 @@ def test_held_out_cases_median(table):
     permute of DeepEP's output), two more passes over the routed rows (compute.permute_s, Stack.moe_expert_sort):
     Megatron-Bridge's Qwen3-30B-A3B / GPT-OSS rows 5-12 points closer, 69 of 104 MoE runs closer: all 676: 9.93%.
     Set 62 (MaxText log lines of gpu-recipes on 256 H100 / H200 / B200, +1% to +13%; SmolLM3 3B on 384 H100 +19%): 9.9%
-    blind, merged unchanged; all 681: 9.90%."""
+    blind, merged unchanged; all 681: 9.90%. Set 64 (Google Cloud A4 NeMo 1 logs on B200 -7%; Together's 8-B200 Llama 3.1
+    8B +1% / +7% and its second, degrading B200 cluster: Llama 3.1 70B +10%, 405B +91%, Nemotron-4 340B -11% to -33%,
+    Qwen3-235B +31%; IBM/Meta float8 FSDP2 on 512 H100 +2% to +18%; torchtitan DeepSeek-V3 on 256 B200 with no layout
+    stated +178%): 10.8% blind, merged unchanged; all 699: 9.98%."""
     held = table[_held_out(table)]
-    assert len(held) == 681 and held.error.abs().median() <= 0.1
+    assert len(held) == 699 and held.error.abs().median() <= 0.1
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -382,7 +385,11 @@ def test_held_out_cases_median(table):
     ("heldout60-together-b200-512", 0.135, 0.285), ("heldout60-together-b200-256", 0.195, 0.27),
     ("heldout60-together-b200-n4-15b", 0.145, 0.24), ("heldout60-together-b200-k8s", 0.335, 0.335),
     # set 62, merged at its blind error: MaxText log lines of gpu-recipes, SmolLM3's production run
-    ("heldout62-gpurecipes-maxtext", 0.08, 0.14), ("heldout62-smollm3", 0.195, 0.195)])
+    ("heldout62-gpurecipes-maxtext", 0.08, 0.14), ("heldout62-smollm3", 0.195, 0.195),
+    # set 64, merged at its blind error: the degrading B200 fabric's 405B row and the DeepSeek-V3 row without a layout
+    ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.78, 1.78),
+    ("heldout64-pytorch-float8-fsdp2", 0.065, 0.18), ("heldout64-together-flapping-256", 0.31, 0.335),
+    ("heldout64-together-flapping-512", 0.135, 0.915), ("heldout64-together-k8s-llama8b", 0.045, 0.075)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at
@@ -500,9 +507,12 @@ def test_dense_blackwell_and_moe_cases_within_31_percent(table):
     bounded by its group; and set 24's Together DeepSeek-V3 on 512 B200, whose layout is not stated (searched) and
     whose global batch is inferred, is no stated-layout analogue (22% / 34% short, bounded by its group). Set 28's
     DeepSeek-V3 on 1,024 H100 from the Megatron Core MoE report (blockwise FP8, +35% blind: its pipeline depth differs
-    between the paper's Tables 17 and 20, and its MTP layer is not in the spec) is bounded by its group too."""
+    between the paper's Tables 17 and 20, and its MTP layer is not in the spec) is bounded by its group too, and so are
+    set 64's torchtitan DeepSeek-V3 baseline on 256 B200 (no layout stated: searched, +178%) and the Llama 3.1 405B row
+    of Together's second B200 cluster, whose reports call its fabric degrading (+91%; 47% below the first cluster's)."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek") & (table.group != "torchtitan-fsdp2")
-              & ~table.group.str.startswith(("heldout6-", "heldout23-", "heldout24-together"))
+              & ~table.group.str.startswith(("heldout6-", "heldout23-", "heldout24-together",
+                                             "heldout64-nebius", "heldout64-together-flapping"))
               & ~table.case.str.endswith("-baseline") & (table.case != "heldout28-mcoremoe-h100-dsv3-fp8blk-1024")]
     assert len(g) >= 9
     assert g.error.abs().max() <= 0.31 and g.error.abs().median() <= 0.11
