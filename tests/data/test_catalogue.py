@@ -15,7 +15,11 @@ BOOK_MODELS = ("Nemotron-3-Ultra", "DeepSeek-V3", "Kimi-K2")
 NAMED_MODELS = ("Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.3-70B", "Llama-3.1-405B", "Llama-2-70B", "Llama-4-Scout",
                 "Llama-4-Maverick", "Mixtral-8x7B", "Mixtral-8x22B", "Qwen3-8B", "Qwen3-32B", "Qwen3-30B-A3B",
                 "Qwen3-235B-A22B", "DeepSeek-R1", "GPT-OSS-20B", "GPT-OSS-120B", "Qwen2.5-72B", "Mistral-7B", "GLM-4.5",
-                "Gemma-3-27B")
+                "Gemma-3-27B",
+                # session 37: models the validation tables and the public benchmarks name most often
+                "Llama-2-7B", "Llama-2-13B", "Llama-3-8B", "Llama-3-70B", "Llama-3.2-1B", "Llama-3.2-3B", "Qwen2.5-7B",
+                "Qwen2.5-14B", "Qwen2.5-32B", "Qwen3-4B", "Qwen3-14B", "GLM-4.5-Air", "Mistral-Small-24B", "Phi-4",
+                "DeepSeek-V2-Lite", "GPT-J-6B")
 
 #: Relative tolerance of the spec's counts against the published totals: 1% where the source gives the
 #: config's own count (or a size label within 1% of it); 2% where the published figure is coarser than the
@@ -27,6 +31,9 @@ PUBLISHED_TOLERANCE = {
     "Llama-4-Scout": 0.02,      # card totals include the ~0.9B vision encoder; '17B' active for 17.2B
     "Llama-4-Maverick": 0.02,   # '17B' active for 17.2B
     "Qwen3-30B-A3B": 0.02,      # card: '3.3B activated' for 3.35B
+    "GLM-4.5-Air": 0.02,        # card: '12B' active for 12.18B without embeddings
+    "Mistral-Small-24B": 0.02,  # the '24B' label for 23.57B (the checkpoint's index gives the spec's count exactly)
+    "DeepSeek-V2-Lite": 0.025,  # card: '2.4B activated' for 2.45B; a two-digit label rounds by up to 0.05B (2.1%)
 }
 
 #: What each source counts as active (tests/data/test_catalogue.py compares like with like; the note of each
@@ -36,7 +43,7 @@ PUBLISHED_TOLERANCE = {
 ACTIVE_COUNTS = {"DeepSeek-V3": "no input embedding", "DeepSeek-R1": "no input embedding",
                  "Kimi-K2": "no input embedding", "Nemotron-3-Ultra": "no input embedding",
                  "GPT-OSS-20B": "no input embedding", "GPT-OSS-120B": "no input embedding",
-                 "GLM-4.5": "no embeddings"}
+                 "GLM-4.5": "no embeddings", "GLM-4.5-Air": "no embeddings", "DeepSeek-V2-Lite": "no input embedding"}
 
 
 def _active_as_published(name: str, spec: models.ModelSpec) -> float:
@@ -72,13 +79,15 @@ def test_every_model_value_has_provenance(name):
 
 @pytest.mark.parametrize("name", NAMED_MODELS)
 def test_named_models_cite_their_config_and_repository(name):
-    """Architecture rows cite the model's Hugging Face config.json (read 2026-12-01); hf_repo is the repository."""
+    """Architecture rows cite the model's Hugging Face config.json (read 2026-12-01 or, for the models added in session
+    37, 2026-12-05); hf_repo is the repository."""
     prov = models.provenance(name)
     repo = prov["hf_repo"].value
     config = f"https://huggingface.co/{repo}/blob/main/config.json"
     for field in ("layers", "d_model", "heads", "kv_heads", "d_ff", "vocab"):
         assert prov[field].provenance.source_url == config, (name, field)
-        assert prov[field].provenance.kind == "vendor-claimed" and prov[field].provenance.date_read == "2026-12-01"
+        assert prov[field].provenance.kind == "vendor-claimed" and prov[field].provenance.date_read in ("2026-12-01",
+                                                                                                "2026-12-05")
     assert models.resolve(repo) == name
     for field, sv in prov.items():
         if sv.provenance.kind in ("derived", "assumption", "estimate"):
@@ -95,7 +104,8 @@ def test_spec_totals_match_published_totals(name):
 
 def test_tolerances_and_conventions_name_catalogued_models():
     assert set(PUBLISHED_TOLERANCE) | set(ACTIVE_COUNTS) <= set(models.names())
-    assert all(rel <= 0.02 for rel in PUBLISHED_TOLERANCE.values())
+    # 2% at most, 2.5% only where a two-digit label's rounding alone is that wide (DeepSeek-V2-Lite's '2.4B')
+    assert all(rel <= 0.02 or (name == "DeepSeek-V2-Lite" and rel <= 0.025) for name, rel in PUBLISHED_TOLERANCE.items())
 
 
 def test_run_tables_use_the_catalogued_architectures():
