@@ -54,6 +54,11 @@ STACKS = {
     # Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from
     # every TP rank (no scatter/gather) and runs plain 1F1B
     "deepspeed-2021": replace(training.MEGATRON_2021, p2p_scatter_gather=False),
+    # GPT-NeoX as EleutherAI's Pythia configs run it (2022-23): the Megatron-DeepSpeed layers and pipeline engine with
+    # FlashAttention v1 ("attention-config": [[["flash"], L]], e.g. EleutherAI/pythia models/160M/pythia-160m.yml
+    # @4d0c901, models/12B/pythia-12b.yml @55e1182; read 2026-12-05)
+    "gpt-neox-2023": replace(training.MEGATRON_2021, p2p_scatter_gather=False, flash_attention=True,
+                             attention_kernel="fa1"),
     # Megatron-Bridge / Megatron-Core 2025-26 recipes: TE, TP comm overlap, distributed optimizer,
     # overlapped DP; MoE benchmarks force-balance routing (load factor 1); BF16 main gradients (MBRIDGE_PERF)
     "mbridge-2026": MBRIDGE_PERF,
@@ -104,6 +109,9 @@ STACKS = {
     "torchtitan-fsdp2": training.FSDP2,
     "torchtitan-fsdp2-asynctp": training.STACKS["fsdp2-asynctp"],
     "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
+    # the FlashAttention papers' own FlashAttention (v1) runs (Dao et al. 2022 Table 2's GPT-2 "FlashAttention" rows,
+    # Dao 2023's FlashAttention baseline rows): the torch-native data-parallel stand-in with the v1 kernel
+    "flash-attn-2022": replace(training.FSDP2, attention_kernel="fa1"),
     # NeMo AutoModel (2025-26): PyTorch FSDP2 (+ DTensor EP, DeepEP) with Transformer Engine's attention, linear and
     # RMSNorm modules -- its benchmark configs set ``backend: {attn: te, linear: te, rms_norm: te}``
     # (NVIDIA-NeMo/Automodel examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml @092af93,
@@ -136,6 +144,7 @@ STACKS = {
 #: Framework family of each stack, for colouring the validation chart (fewer series than groups).
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
+    "gpt-neox-2023": "Megatron 2021-22", "flash-attn-2022": "FSDP (torch-native)",
     "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs-alltoall": "Megatron-Core / NeMo", "mbridge-2026-alltoall": "Megatron-Core / NeMo",

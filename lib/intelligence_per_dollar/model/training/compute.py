@@ -15,7 +15,7 @@ from intelligence_per_dollar.model import architecture, efficiency, peaks
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
 from intelligence_per_dollar.sources import hardware, models
 
-__all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR",
+__all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
            "elementwise_s", "memory_bound_s", "permute_s", "selective_recompute_s", "NONGEMM_BWD_OVER_FWD",
@@ -33,6 +33,10 @@ GROUPED_GEMM_TILE_M = 128
 FA2_OVER_VENDOR = 1.0 / 1.75
 #: Accelerators released up to this year (Ampere and before) have FA2 as their best kernel.
 FA2_NATIVE_UNTIL_YEAR = 2021
+#: FlashAttention (v1, Dao et al. 2022, arXiv 2205.14135) over FlashAttention-2 on the same GPU: Dao 2023,
+#: "FlashAttention-2", arXiv 2307.08691, abstract: FlashAttention "only reaches 25-40% of the theoretical maximum
+#: FLOPs/s" on A100 where FlashAttention-2 reaches 50-73%, "around 2x speedup" (range 0.45-0.6).
+FA1_OVER_FA2 = 0.5
 
 
 def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1, overlap_norm=float("inf")):
@@ -132,9 +136,13 @@ def attention_core_s(ctx: Context, lay: Layout):
 def attention_kernel_scale(ctx: Context) -> float:
     """Rate of the stack's flash-attention kernel over the catalogue ceiling's (measured with the
     vendor kernel): :data:`FA2_OVER_VENDOR` for FlashAttention-2 on an accelerator after Ampere
-    (``year > FA2_NATIVE_UNTIL_YEAR``), else 1."""
-    if ctx.stack.attention_kernel == "fa2" and ctx.acc.year > FA2_NATIVE_UNTIL_YEAR:
-        return FA2_OVER_VENDOR
+    (``year > FA2_NATIVE_UNTIL_YEAR``), else 1; FlashAttention (v1) at :data:`FA1_OVER_FA2` of that."""
+    kernel = ctx.stack.attention_kernel
+    fa2 = FA2_OVER_VENDOR if ctx.acc.year > FA2_NATIVE_UNTIL_YEAR else 1.0
+    if kernel == "fa2":
+        return fa2
+    if kernel == "fa1":
+        return FA1_OVER_FA2 * fa2
     return 1.0
 
 

@@ -18,7 +18,7 @@ PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 #: Precisions an NVFP4 recipe may keep its sensitive layers in (:attr:`Stack.fp4_kept_precision`).
 FP4_KEPT_PRECISIONS = ("bf16", "fp8")
 #: Flash-attention kernels a stack runs (:attr:`Stack.attention_kernel`).
-ATTENTION_KERNELS = ("vendor", "fa2")
+ATTENTION_KERNELS = ("vendor", "fa2", "fa1")
 #: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
 SELECTIVE_RECOMPUTE_KINDS = ("attention-core", "per-op")
 #: How an unfused loss holds the logits (:attr:`Stack.loss`).
@@ -81,7 +81,9 @@ class Stack:
     FlashAttention-3 on Hopper and later, what Transformer Engine calls; the catalogue's attention
     ceiling is measured with it); ``"fa2"`` -- FlashAttention-2 (PyTorch SDPA's flash backend in
     torch 2.5-2.8, which neither uses Hopper's wgmma/TMA nor Blackwell's tcgen05): on accelerators
-    after Ampere it reaches :data:`~.compute.FA2_OVER_VENDOR` of the vendor kernel's rate.
+    after Ampere it reaches :data:`~.compute.FA2_OVER_VENDOR` of the vendor kernel's rate; ``"fa1"`` --
+    FlashAttention (v1, 2022), what GPT-NeoX, Megatron-DeepSpeed and Hugging Face ran until mid-2023: half
+    FlashAttention-2's rate (:data:`~.compute.FA1_OVER_FA2`).
     ``selective_recompute``: what the ``"selective"`` recompute mode stores. ``"attention-core"``:
     Korthikanti et al. 2022 (everything but the unfused s x s core); ``"per-op"``: torchtitan's
     per-op selective activation checkpointing (``_apply_ac``, ``selective_ac_option="op"``):
