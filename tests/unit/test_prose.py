@@ -95,7 +95,13 @@ def test_inference_validation_says_above_or_within_the_target():
     f = ap.InferenceFindings(0.09, 0.17, 0.42, 0.31, 0.13, 29.4e-6, 0.30, 1, 92, 0.16, 0.65, 30, "mlperf-x", 1.5)
     assert "13.0%, within the 15% target" in pp.inference_validation(f)
     assert "~29 us of PyTorch dispatch" in pp.inference_validation(f)
-    assert "a median **30%** on the 92 max-load cases, 1 of them by more than 2x" in pp.inference_validation(f)
+    assert "a median **30.0%** on the 92 max-load cases (above the 15% target), 1 of them by more than 2x" in \
+        pp.inference_validation(f)
+    # as a user: the same named target, two decimals where one would print the target itself
+    user_near = dataclasses.replace(f, user_median_abs=0.1522)
+    assert "a median **15.2%** on the 92 max-load cases (above the 15% target)" in pp.inference_validation(user_near)
+    user_within = dataclasses.replace(f, user_median_abs=0.1457)
+    assert "a median **14.6%** on the 92 max-load cases (within the 15% target)" in pp.inference_validation(user_within)
     assert "30 MLPerf Inference runs" in pp.inference_validation(f)
     assert "Offline (max-load) median is **16%**" in pp.inference_validation(f)
     assert "off by a median 65%" in pp.inference_validation(f) and "the worst mlperf-x at +150%" in pp.inference_validation(f)
