@@ -44,6 +44,10 @@ MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=F
 #: (no fp32 master; Adam's moments in BF16) and the loss on BF16 logits (``fp32_upcast: false``); see ``automodel-te``.
 AUTOMODEL_BF16 = replace(training.FSDP2, grad_bytes=2.0, optimizer_state_bytes=6.0, loss="torch-bf16")
 
+#: Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from every TP rank (no
+#: scatter/gather) and runs plain 1F1B.
+DEEPSPEED_2021 = replace(training.MEGATRON_2021, p2p_scatter_gather=False)
+
 #: Software stacks named in the runs file (facts about each framework version).
 STACKS = {
     "megatron-2021": training.MEGATRON_2021,
@@ -51,14 +55,11 @@ STACKS = {
     "nemo-2024": training.MEGATRON_CORE,
     "pytorch-eager": training.Stack(flash_attention=True, sequence_parallel=False, dp_overlap=False,
                                     grad_bytes=2.0, grad_reduce_bytes=2.0),
-    # Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from
-    # every TP rank (no scatter/gather) and runs plain 1F1B
-    "deepspeed-2021": replace(training.MEGATRON_2021, p2p_scatter_gather=False),
+    "deepspeed-2021": DEEPSPEED_2021,
     # GPT-NeoX as EleutherAI's Pythia configs run it (2022-23): the Megatron-DeepSpeed layers and pipeline engine with
     # FlashAttention v1 ("attention-config": [[["flash"], L]], e.g. EleutherAI/pythia models/160M/pythia-160m.yml
     # @4d0c901, models/12B/pythia-12b.yml @55e1182; read 2026-12-05)
-    "gpt-neox-2023": replace(training.MEGATRON_2021, p2p_scatter_gather=False, flash_attention=True,
-                             attention_kernel="fa1"),
+    "gpt-neox-2023": replace(DEEPSPEED_2021, flash_attention=True, attention_kernel="fa1"),
     # Megatron-Bridge / Megatron-Core 2025-26 recipes: TE, TP comm overlap, distributed optimizer,
     # overlapped DP; MoE benchmarks force-balance routing (load factor 1); BF16 main gradients (MBRIDGE_PERF)
     "mbridge-2026": MBRIDGE_PERF,
