@@ -112,10 +112,12 @@ def predicted_vs_measured(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
     ``predicted``, ``error``, ``unit``."""
     _check_columns(df, ("case", "group", "family", "measured", "predicted", "error", "unit"), "predicted_vs_measured")
     d = df[df["predicted"].notna()].assign(ratio=lambda x: x["predicted"] / x["measured"])
+    # at least 0.4-2.5, widened to every case: a fixed domain drew the cases off by 10x or more above the plot
+    domain = [min(0.4, float(d["ratio"].min())), max(2.5, float(d["ratio"].max()))] if len(d) else [0.4, 2.5]
     sel = alt.selection_point(fields=["family"], bind="legend")
     pts = alt.Chart(d, title=title).mark_circle(size=70).encode(
         x=alt.X("case:N", sort=list(d["case"]), title=None, axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("ratio:Q", title="predicted / measured", scale=alt.Scale(type="log", domain=[0.4, 2.5])),
+        y=alt.Y("ratio:Q", title="predicted / measured", scale=alt.Scale(type="log", domain=domain)),
         color=palette.color("family", d["family"]),
         opacity=alt.condition(sel, alt.value(0.9), alt.value(0.15)),
         tooltip=["case", "group", "family", "unit", alt.Tooltip("measured:Q", format=",.4~g"),
