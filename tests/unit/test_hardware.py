@@ -243,14 +243,19 @@ def test_measurements_in_si_units():
     ("Vera Rubin NVL72", "VR200"), ("gb300", "GB300"), ("H200 141 GB", "H200"), ("B200 (180GB)", "B200"),
     ("A100-SXM4-40GB", "A100-40GB"), ("A100 40GB", "A100-40GB"), ("A100", "A100-80GB"), ("NVIDIA A100 80GB", "A100-80GB"),
     ("NVIDIA H20", "H20"), ("H20 96GB", "H20"),
+    ("H100 PCIe", "H100-PCIe"), ("NVIDIA H100 PCIe 80GB", "H100-PCIe"), ("H100 NVL", "H100-NVL"),
+    ("H100-NVL-94GB", "H100-NVL"), ("H200 NVL", "H200-NVL"), ("GH200", "GH200-96GB"), ("GH200 96GB", "GH200-96GB"),
+    ("GH200-144GB", "GH200-144GB"), ("GH200 144GB HBM3e", "GH200-144GB"),
 ])
 def test_accelerator_lookup_accepts_common_spellings(spelling, expected):
     assert hardware.get(spelling).id == expected
 
 
-@pytest.mark.parametrize("spelling", ["H100 PCIe", "H100-NVL", "A100 120GB", "H100-94GB", "MI300X", "nvidia", ""])
+@pytest.mark.parametrize("spelling", ["H100 PCIe 40GB", "H800 PCIe", "A100 120GB", "H100-94GB", "GH200 480GB", "MI300X",
+                                      "nvidia", ""])
 def test_accelerator_lookup_refuses_other_parts_with_the_known_ids(spelling):
-    # another form factor or memory size is another part: never silently the SXM catalogue part
+    # another form factor or memory size is another part: never silently the SXM catalogue part (the H100 PCIe and
+    # NVL cards are parts of their own, H100-PCIe / H100-NVL; GH200 480GB names the superchip's LPDDR5X, not its HBM)
     with pytest.raises(ValueError, match="H100-SXM"):
         hardware.get(spelling)
 
@@ -290,3 +295,21 @@ def test_the_fp4_kernel_table_sets_both_timings_beside_each_published_kernel():
     assert df["error"].abs().median() < 0.5 * df["max_roofline_error"].abs().median()
     small = df[df["m"] < 4096]
     assert (small["max_roofline_tflop_per_s"] >= small["model_tflop_per_s"]).all()
+
+
+def test_hopper_variants_share_the_die_but_not_the_board():
+    """GH200's GPU is the H100 SXM's GH100 die at the same tensor peaks with more, faster HBM and an NVLink-C2C host
+    link; the PCIe / NVL cards run it at a lower clock and power (lower dense peaks), H100 PCIe with no NVLink in the
+    standard server (domain 1) and H100 NVL as a bridged pair; H200 NVL is the H200's memory on a 600 W card."""
+    sxm, h200 = hardware.get("H100-SXM"), hardware.get("H200")
+    for gh in ("GH200-96GB", "GH200-144GB"):
+        g = hardware.get(gh)
+        assert (g.bf16_dense_flop_per_s, g.fp8_dense_flop_per_s) == (sxm.bf16_dense_flop_per_s, sxm.fp8_dense_flop_per_s)
+        assert g.hbm_bytes > sxm.hbm_bytes and g.hbm_bytes_per_s > sxm.hbm_bytes_per_s
+        assert g.host_link_bytes_per_s > 5 * sxm.host_link_bytes_per_s and g.fp4_dense_flop_per_s is None
+    assert hardware.get("GH200-144GB").hbm_bytes_per_s > h200.hbm_bytes_per_s > hardware.get("GH200-96GB").hbm_bytes_per_s
+    pcie, nvl, h200nvl = hardware.get("H100-PCIe"), hardware.get("H100-NVL"), hardware.get("H200-NVL")
+    assert pcie.bf16_dense_flop_per_s < nvl.bf16_dense_flop_per_s == h200nvl.bf16_dense_flop_per_s < sxm.bf16_dense_flop_per_s
+    assert (pcie.scaleup_domain_gpus, nvl.scaleup_domain_gpus) == (1, 2)
+    assert h200nvl.hbm_bytes == h200.hbm_bytes and h200nvl.power_w < h200.power_w
+    assert max(pcie.power_w, nvl.power_w) <= 400 < h200nvl.power_w

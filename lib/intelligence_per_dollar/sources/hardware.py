@@ -39,8 +39,8 @@ PRECISIONS = ("fp4", "fp8", "bf16", "tf32", "fp64")
 #: FP8 scale per 16 values, i.e. 4.5 bits per value; MXFP4 one 8-bit scale per 32 -> 4.25 bits).
 BYTES_PER_ELEMENT = MappingProxyType({"fp4": 4.5 / 8, "fp8": 1.0, "bf16": 2.0, "tf32": 4.0, "fp64": 8.0})
 
-ACCELERATOR_IDS = ("A100-40GB", "A100-80GB", "H100-SXM", "H800", "H20", "H200", "B200", "GB200", "B300", "GB300",
-                   "VR200", "Rubin-Ultra")
+ACCELERATOR_IDS = ("A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H800", "H100-NVL", "H20", "GH200-96GB", "H200",
+                   "GH200-144GB", "H200-NVL", "B200", "GB200", "B300", "GB300", "VR200", "Rubin-Ultra")
 SYSTEM_IDS = ("HGX-H100", "HGX-H200", "GB200-NVL72", "GB300-NVL72", "Vera-Rubin-NVL72",
               "Rubin-Ultra-NVL576", "HGX-H100-4GPU")
 #: How a system's GPUs reach each other over NVLink (``System.scaleup_topology``): ``switch``, every GPU's links go
@@ -50,7 +50,7 @@ SCALEUP_TOPOLOGIES = ("switch", "mesh")
 
 #: Other names people use, mapped to catalogue ids (lookups are case-insensitive too).
 ALIASES = MappingProxyType({
-    "A100": "A100-80GB", "H100": "H100-SXM", "Rubin": "VR200", "R200": "VR200",
+    "A100": "A100-80GB", "H100": "H100-SXM", "GH200": "GH200-96GB", "Rubin": "VR200", "R200": "VR200",
     "VR-NVL72": "Vera-Rubin-NVL72", "VR200-NVL72": "Vera-Rubin-NVL72", "NVL72-VR": "Vera-Rubin-NVL72",
     "Rubin Ultra": "Rubin-Ultra", "RubinUltra": "Rubin-Ultra",
 })

@@ -23,9 +23,14 @@ ACCELERATOR_COLOURS: Mapping[str, str] = {
     "A100-40GB": "#d7b5a6",   # light brown
     "A100-80GB": "#9c755f",   # brown
     "H100-SXM": "#79706e",    # dark grey
+    "H100-PCIe": "#b6992d",   # olive
     "H800": "#bab0ac",        # light grey
+    "H100-NVL": "#f1ce63",    # yellow
     "H20": "#d4a6c8",         # light purple
+    "GH200-96GB": "#d37295",  # dark pink
     "H200": "#b07aa1",        # purple
+    "GH200-144GB": "#fabfd2",  # light pink
+    "H200-NVL": "#a0cbe8",    # light blue
     "B200": "#76b7b2",        # teal
     "GB200": "#4e79a7",       # blue
     "B300": "#8cd17d",        # light green
