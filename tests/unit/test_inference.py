@@ -297,8 +297,9 @@ def test_median_near_the_issue_target_of_15_percent(table):
     unchanged: 11.10% over 1,297. Set 66 (22 unused TensorRT-LLM perf-overview cells of GPT-OSS and Llama 4 Maverick
     and two SGLang PR runs on 4 B200, collected blind at 2e6d6f7, 25.4% median) merged unchanged: 11.39% over 1,319.
     Set 68 (24 unused TensorRT-LLM v1.0 perf-overview cells, collected blind at 316d6bd, 8.6% median) merged unchanged:
-    11.38% over 1,343. The bound records that state so a regression fails; chapter 3's takeaway says where the median
-    stands."""
+    11.38% over 1,343. Set 69 (19 MLPerf Inference v4.1 / v5.0 cells on the Hopper parts new to the catalogue: GH200,
+    H100 PCIe / NVL, H200 NVL; collected blind at 81bfe68, 8.4% median) merged unchanged: 11.33% over 1,362. The bound
+    records that state so a regression fails; chapter 3's takeaway says where the median stands."""
     assert table.error.abs().median() <= 0.114
 
 
@@ -967,6 +968,15 @@ def test_held_out_set_68_stays_near_its_blind_error(table):
     B200 and GB200 -9% to +16%; Qwen3-235B-A22B at TP8 -25% to -37%, Qwen3-30B-A3B on one B200 / GB200 +32% / +49%, Llama
     4 Maverick at TP8 -61% to +57%, Scout +3% to +34%. 8.6% / 61.0% when first predicted; merged unchanged."""
     _check_held_out_set(table, "heldout68-", 24, 0.087, 0.611, 24, 0.087)
+
+
+def test_held_out_set_69_stays_near_its_blind_error(table):
+    """Set 69 of data/runs/HELD_OUT.md (19 serving runs collected blind in session 38, predicted at 81bfe68, the commit that
+    put the PCIe / NVL cards and GH200 in the catalogue): MLPerf Inference v4.1 / v5.0 closed Llama 2 70B and Mixtral
+    8x7B cells. GH200-144GB (NVIDIA, HPE) -15% to +2%, H200-NVL -12% to -0%, H100-PCIe at TP2 over PCIe +8% / +17%,
+    H100-NVL Mixtral +25% and Llama 2 70B at TP2 (its system file states no GPU interconnect; the catalogue's H100 NVL
+    is a bridged pair) +72% / +85%. 8.4% / 85.5% when first predicted; merged unchanged."""
+    _check_held_out_set(table, "heldout69-", 19, 0.085, 0.855, 10, 0.102)
 
 
 def test_held_out_set_53_stays_near_its_blind_error(table):

@@ -222,3 +222,24 @@ def test_a_stated_layout_over_memory_is_predicted_within_the_tolerance_and_refus
                           parallelism=c["parallelism"], **kw)
     # the search (nothing stated) proposes only a layout that fits
     assert training.estimate(accelerator=h100, **kw).memory_fits
+
+
+def test_experts_without_expert_parallelism_are_split_over_tp():
+    """Without expert parallelism (ep 1) the experts are split over the TP group, as Megatron-Core's default expert
+    tensor parallelism (= TP) does; with ep > 1 each rank holds whole experts (the recipes' ETP 1). FlagPerf's Mixtral
+    8x7B on 32 H100 at TP8 PP2 DP2 EP1, micro-batch 3 of 4,096 tokens with recomputed activations (FlagPerf
+    training/nvidia/mixtral_8x7B-megatron/README.md @68d2944: '75/80' GB in use) ran, so its stated layout must fit."""
+    moe = {**TINY, "experts": 8, "top_k": 2, "expert_d_ff": 128}
+    ctx = _ctx(moe)
+    per_layer_expert = 3 * 64 * 128                                            # gated FFN: 3 d x f per expert
+    for tp in (1, 2, 4):
+        p = memory.params_per_gpu(ctx, _layout(ctx, tp=tp))
+        assert float(p.expert[0]) == pytest.approx(4 * 8 * per_layer_expert / tp)
+    p = memory.params_per_gpu(ctx, _layout(ctx, tp=2, dp=4, ep=4))
+    assert float(p.expert[0]) == pytest.approx(4 * 2 * per_layer_expert) and float(p.dp_expert[0]) == 2
+    mixtral = {"layers": 32, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "vocab": 32000,
+               "experts": 8, "top_k": 2, "expert_d_ff": 14336}
+    est = training.estimate(mixtral, "H100-SXM", 32, "bf16", 4096, 1200 * 4096,
+                            {"tp": 8, "pp": 2, "dp": 2, "cp": 1, "ep": 1, "microbatch": 3, "recompute": "selective"},
+                            stack=replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False), all_gpus=True)
+    assert est.memory_fits and 40e9 < est.memory_per_gpu_bytes < 80 * 2**30
