@@ -320,8 +320,9 @@ def test_held_out_cases_median(table):
     # sanity checks (natural routing, packed SFT, 32k sequences with context parallelism and full recompute: -0% to
     # +1,868%, the model has no term for what slows them); BigScience's BLOOM-176B reshaping restarts (iteration
     # time -2% to +27% long), LLM Foundry's MPT on 64 H100 (+16% to +23%) and 32-128 A100 (-7% to +7%), MaxText's
-    # Llama 2 7B on 8 H100 (step 13% long)
-    ("heldout32-mbv-tuned", 0.235, 0.26), ("heldout32-mbv-functional", 2.635, 18.35),
+    # Llama 2 7B on 8 H100 (step 13% long). Session 38's expert tensor parallelism in the memory model (experts split over
+    # TP where ep is 1) lets the search pick EP1 TP layouts for the functional GPT-OSS 20B runs: median 2.63 -> 2.71
+    ("heldout32-mbv-tuned", 0.235, 0.26), ("heldout32-mbv-functional", 2.71, 18.35),
     ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.08, 0.24),
     ("heldout32-jaxtoolbox-maxtext", 0.13, 0.13),
     # set 33, merged at its blind error: Megatron-Bridge's early 25.11 layouts (GPT-OSS 120B BF16 EP64 on 64 GB200 /
