@@ -237,6 +237,12 @@ def test_experts_without_expert_parallelism_are_split_over_tp():
         assert float(p.expert[0]) == pytest.approx(4 * 8 * per_layer_expert / tp)
     p = memory.params_per_gpu(ctx, _layout(ctx, tp=2, dp=4, ep=4))
     assert float(p.expert[0]) == pytest.approx(4 * 2 * per_layer_expert) and float(p.dp_expert[0]) == 2
+    # the compute agrees: a TP rank streams 1/tp of every expert's weights, so where a few tokens make the grouped
+    # GEMM weight-bound, TP4 takes well under half TP1's time (each rank streaming every whole expert: about the same)
+    big = {**moe, "d_model": 4096, "heads": 32, "kv_heads": 8, "expert_d_ff": 8192}
+    ctx = _ctx(big, seq_len=64, batch_seqs=1)
+    t1, t4 = (float(compute.moe_ffn_gemm_s(ctx, _layout(ctx, tp=tp))[0]) for tp in (1, 4))
+    assert t4 < 0.5 * t1
     mixtral = {"layers": 32, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "vocab": 32000,
                "experts": 8, "top_k": 2, "expert_d_ff": 14336}
     est = training.estimate(mixtral, "H100-SXM", 32, "bf16", 4096, 1200 * 4096,

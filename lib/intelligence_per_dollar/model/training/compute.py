@@ -88,8 +88,10 @@ def dense_ffn_gemm_s(ctx: Context, lay: Layout):
 def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M):
     """Forward time of a MoE FFN: the EP rank's local experts as one grouped GEMM (Megatron-Core
     TEGroupedMLP), the shared experts split over TP, and the router (BF16). Expert tensor
-    parallelism is 1, so the tokens of the whole TP x CP group reach the EP rank: tokens per local
-    expert = T/tp x ep x top_k / experts (balanced), times the busiest rank's load factor; each
+    parallelism (:func:`.memory.params_per_gpu`) is 1 where ``ep > 1``, so the tokens of the whole TP x CP
+    group reach the EP rank: tokens per local expert = T/tp x ep x top_k / experts (balanced); where
+    ``ep == 1`` the experts are split over TP like a dense FFN, so each GPU runs all T tokens of its TP group
+    (T/tp x tp) through ``1/tp`` of each expert's width. Times the busiest rank's load factor; each
     expert's rows are padded to ``m_tile`` rows (the tile height); compute and weight stream combine
     as the ``grouped_gemm_overlap_norm`` p-norm (DeepGEMM's grouped GEMMs). 0 for a dense model."""
     s, T, tp, ep = ctx.s, lay.tokens, lay.tp, lay.ep
@@ -97,10 +99,12 @@ def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M)
         return 0.0
     d, gated = s.d_model, _gated(s)
     local_experts = s.experts / ep
-    te = T / tp * ep * s.top_k / s.experts * ctx.stack.moe_load_factor
+    etp = np.where(ep == 1, tp, 1)                # expert tensor parallelism
+    te = T / tp * ep * etp * s.top_k / s.experts * ctx.stack.moe_load_factor
+    f = s.expert_d_ff / etp
     p = ctx.ceil.grouped_gemm_overlap_norm        # grouped kernels: compute and stream overlap less
-    t = (gemm_s(ctx, te, (gated - 1) * s.expert_d_ff, d, local_experts, m_tile, p)
-         + gemm_s(ctx, te, d, s.expert_d_ff, local_experts, m_tile, p))
+    t = (gemm_s(ctx, te, (gated - 1) * f, d, local_experts, m_tile, p)
+         + gemm_s(ctx, te, d, f, local_experts, m_tile, p))
     t_router = gemm_bf16_s(ctx, T / tp, s.experts, d)  # gating logits (BF16/FP32, never FP8)
     if s.shared_experts:
         fs = s.shared_experts * s.expert_d_ff

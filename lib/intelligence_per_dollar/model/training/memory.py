@@ -194,9 +194,8 @@ def params_per_gpu(ctx: Context, lay: Layout) -> ParamsPerGPU:
     (``ep == 1``) the experts are split over the TP group like a dense FFN, as Megatron-Core does by default
     (``expert_tensor_parallel_size`` None -> ``tensor_model_parallel_size``; Megatron-Core 0.6's ``GroupedMLP``
     already partitions its FC1/FC2 weights by the TP world size). No framework replicates whole experts on every
-    TP rank. The TP collectives (:func:`.communication.tp_exposed_s`) already treat an ``ep == 1`` layer as a TP-split
-    FFN, and :func:`.compute.moe_ffn_gemm_s` does its FLOPs either way (rows ``T/tp`` at full width rather than ``T`` at
-    ``1/tp`` of it), though it still streams every expert's whole weight on each TP rank."""
+    TP rank. The TP collectives (:func:`.communication.tp_exposed_s`) treat an ``ep == 1`` layer as a TP-split FFN, and
+    so does :func:`.compute.moe_ffn_gemm_s`."""
     s = ctx.s
     L, L_moe = s.layers, architecture.moe_layers(s)
     emb = architecture.embedding_params(s)
