@@ -143,9 +143,11 @@ def test_held_out_cases_median(table):
     GPU-hours, StarCoderBase, BloombergGPT, GLM-130B; 17.5% blind) merged with the Pythia rows' stack corrected to
     GPT-NeoX with FlashAttention v1 (``flash-attn-2022`` / ``gpt-neox-2023``: FlashAttention v1 at half
     FlashAttention-2's rate, which also moved the FlashAttention papers' v1 rows 14-31 points closer): all 709:
-    10.06%, above the 10% target by 0.06 points (353 of 709 within 10%)."""
+    10.06%, above the 10% target by 0.06 points (353 of 709 within 10%). Session 39: PyTorch eager's unfused
+    RMSNorm / rotary / SwiGLU chains priced (``Stack.fused_elementwise``; torchtitan's eager row and its A100 page's
+    rows, eager as collected, take ``torchtitan-fsdp2-eager``): all 709: 9.98% (355 within 10%)."""
     held = table[_held_out(table)]
-    assert len(held) == 709 and held.error.abs().median() <= 0.101
+    assert len(held) == 709 and held.error.abs().median() <= 0.10
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -177,7 +179,7 @@ def test_held_out_cases_median(table):
     ("megatron-bridge-2604", 0.15, 0.63), ("megatron-bridge-2606", 0.08, 0.655), ("torchtitan-blackwell", 0.855, 0.985),
     # set 5, merged at the error it had when first predicted (blind): MPT-30B at 8k on 8 H100 is the worst (+49%)
     ("heldout5-dgxc", 0.13, 0.3), ("heldout5-dgxc-maxtext", 0.14, 0.19), ("heldout5-nemo2407", 0.08, 0.13),
-    ("heldout5-torchtitan-a100", 0.04, 0.09), ("heldout5-automodel", 0.15, 0.22), ("heldout5-mbridge2511", 0.08, 0.1),
+    ("heldout5-torchtitan-a100", 0.04, 0.065), ("heldout5-automodel", 0.15, 0.22), ("heldout5-mbridge2511", 0.08, 0.1),
     ("heldout5-mpt", 0.12, 0.43),
     # set 6, merged at the error it had when first predicted (blind): NeMo 25.04's DeepSeek-V3 BF16 on 256 GB200 runs 3.4x
     # slower than predicted (958 tokens/s per GPU; Megatron-Bridge 25.11 runs the same model at 3,848 on GB300)
@@ -291,8 +293,9 @@ def test_held_out_cases_median(table):
     # set 26, merged at its blind error. MLPerf v6.0 Llama 3.1 8B logs on 8-72 B200 / B300 / GB200 / GB300 within 7%,
     # gpt-oss-20b MXFP8 8-9% short on 8 B300 and 21% short on 72 GB300; Megatron-Bridge 26.04's cells on 64-256
     # GB200 / GB300 -20% to +2%, Qwen3-235B on 256 H100 30% fast; torchtitan's A100 Llama 2 13B / 70B 8-12% fast
+    # (-2% / +5% once session 39 priced their eager elementwise chains)
     ("heldout26-mlperf-train", 0.07, 0.22), ("heldout26-mbridge-2604", 0.135, 0.19),
-    ("heldout26-torchtitan-a100", 0.10, 0.12),
+    ("heldout26-torchtitan-a100", 0.04, 0.06),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,

@@ -54,7 +54,7 @@ STACKS = {
     "megatron-2022-sp": replace(training.MEGATRON_2021, sequence_parallel=True),
     "nemo-2024": training.MEGATRON_CORE,
     "pytorch-eager": training.Stack(flash_attention=True, sequence_parallel=False, dp_overlap=False,
-                                    grad_bytes=2.0, grad_reduce_bytes=2.0),
+                                    grad_bytes=2.0, grad_reduce_bytes=2.0, fused_elementwise=False),
     "deepspeed-2021": DEEPSPEED_2021,
     # GPT-NeoX as EleutherAI's Pythia configs run it (2022-23): the Megatron-DeepSpeed layers and pipeline engine with
     # FlashAttention v1 ("attention-config": [[["flash"], L]], e.g. EleutherAI/pythia models/160M/pythia-160m.yml
@@ -109,6 +109,9 @@ STACKS = {
     # 2025 H200 runs gather FP8 weights (enable_fsdp_float8_all_gather)
     "torchtitan-fsdp2": training.FSDP2,
     "torchtitan-fsdp2-asynctp": training.STACKS["fsdp2-asynctp"],
+    # torchtitan without torch.compile: the row says eager (Table 1's "FSDP" row of the Dec 2024 H100 benchmark), or
+    # the early-2024 A100 page mentions neither compile nor Float8 ("eager assumed" when the rows were collected)
+    "torchtitan-fsdp2-eager": training.STACKS["fsdp2-eager"],
     "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
     # the FlashAttention papers' own FlashAttention (v1) runs (Dao et al. 2022 Table 2's GPT-2 "FlashAttention" rows,
     # Dao 2023's FlashAttention baseline rows): the torch-native data-parallel stand-in with the v1 kernel
@@ -154,6 +157,7 @@ STACK_FAMILIES = {
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
+    "torchtitan-fsdp2-eager": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "automodel-te": "FSDP (torch-native)",
     "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",
     "llm-foundry-2023": "FSDP (torch-native)",

@@ -18,7 +18,8 @@ from intelligence_per_dollar.sources import hardware, models
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
-           "elementwise_s", "memory_bound_s", "permute_s", "selective_recompute_s", "NONGEMM_BWD_OVER_FWD",
+           "elementwise_s", "memory_bound_s", "UNFUSED_RMSNORM_BYTES", "UNFUSED_ROPE_BYTES",
+           "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "unfused_elementwise_bytes_per_token", "permute_s", "selective_recompute_s", "NONGEMM_BWD_OVER_FWD",
            "kernel_floors_s"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
@@ -213,6 +214,51 @@ def quantize_bytes_per_token(s: models.ModelSpec, moe: bool, q: float,
     return per * (attn_in + ffn_in), per * (attn_out + ffn_out)
 
 
+#: Extra HBM bytes per element, (forward, backward), that PyTorch eager's unfused elementwise chains move over one
+#: fused kernel (``Stack.fused_elementwise`` False), counted op by op from torchtitan's Llama block
+#: (``torchtitan/models/norms.py`` ``RMSNorm``, ``torchtitan/models/llama/model.py`` ``apply_rotary_emb`` and
+#: ``FeedForward``; BF16 activations 2 bytes, fp32 4, complex64 4 per real element) and the autograd backward of
+#: each op:
+#:
+#: * RMSNorm ``(x.float() * rsqrt(x.float().pow(2).mean(-1) + eps)).type_as(x) * w``: forward 6 (cast up) + 8 (pow)
+#:   + 4 (mean) + 8 (scale) + 6 (cast down) + 4 (weight) = 36 against a fused kernel's 4 (read, write); backward
+#:   12 (weight: grad and dgamma) + 6 + 24 (scale: both inputs' grads) + 4 (mean) + 28 (pow) + 12 (sum of the two
+#:   paths) + 6 = 92 against 6.
+#: * rotary embedding, ``view_as_complex(xq.float()) * freqs_cis`` then ``type_as``: forward 6 + 8 + 6 = 20
+#:   against 4; backward the same chain reversed, 20 against 4. Per element of q and k.
+#: * SwiGLU ``silu(a) * b``: forward 4 + 6 = 10 against 6 (read both, write one); backward 6 + 6 (the product's two
+#:   grads) + 6 (silu's) = 18 against 10. Per element of the FFN hidden width.
+UNFUSED_RMSNORM_BYTES = (32.0, 86.0)
+UNFUSED_ROPE_BYTES = (16.0, 16.0)
+UNFUSED_SWIGLU_BYTES = (4.0, 8.0)
+#: Kernels the same eager block launches per forward beyond the fused one's: each RMSNorm 8 (cast, pow, mean, add,
+#: rsqrt, scale, cast, weight) for 1, two norms; the rotary embedding 3 for q and 3 for k (cast, complex multiply,
+#: cast) for 2; SwiGLU 2 for 1. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
+UNFUSED_EXTRA_KERNELS = 2 * 7 + 4 + 1
+
+
+def unfused_elementwise_bytes_per_token(s: models.ModelSpec, moe: bool, tp, sequence_parallel: bool):
+    """Extra HBM bytes per token of one layer on one GPU, (forward, backward), that running its elementwise chains
+    unfused in PyTorch eager adds (:data:`UNFUSED_RMSNORM_BYTES` and its siblings): a gated-FFN (Llama-family) block
+    has two RMSNorms over ``d_model`` (split over TP with sequence parallelism; MLA adds those of its latent
+    ranks), the rotary embedding of q and k (split over TP; MLA rotates only its ``qk_rope_head_dim`` part), and
+    the SwiGLU over the FFN width (each routed and shared expert's in a MoE layer; split over TP). A GPT-style
+    block (LayerNorm and GELU, each one native kernel in eager PyTorch; learned or ALiBi positions) adds none."""
+    if not s.gated_ffn:
+        return 0.0, 0.0
+    d, hd = s.d_model, architecture.head_dim(s)
+    norm = 2.0 * d / (tp if sequence_parallel else 1)
+    if architecture.is_mla(s):
+        norm = norm + ((s.q_lora_rank or 0) + s.kv_lora_rank) / tp
+        rope = s.heads * (s.qk_rope_head_dim or hd) / tp + (s.qk_rope_head_dim or hd)
+    else:
+        rope = (s.heads + s.kv_heads) * hd / tp
+    ffn = (s.top_k + s.shared_experts) * s.expert_d_ff if moe else s.d_ff
+    ffn = ffn / tp
+    return tuple(norm * nb + rope * rb + ffn * fb for nb, rb, fb in
+                 zip(UNFUSED_RMSNORM_BYTES, UNFUSED_ROPE_BYTES, UNFUSED_SWIGLU_BYTES))
+
+
 def elementwise_s(ctx: Context, lay: Layout, bytes_per_token):
     """Forward time of the elementwise kernels moving ``bytes_per_token`` per token through HBM
     (the stored activations, times the ceiling's traffic multiple)."""
@@ -275,10 +321,12 @@ def kernel_floors_s(ctx: Context, moe: bool) -> tuple[float, float]:
     to the traffic as the serving model does (:mod:`..serving_kernels`). Counts per forward:
     ``ctx.nongemm_kernels`` (``data/assumptions/training.csv``); a MoE layer adds
     ``ctx.moe_nongemm_kernels`` less the dense FFN's activation when it has no shared expert (the experts'
-    weighted activation replaces it). The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
+    weighted activation replaces it); an eager stack's unfused Llama-family block :data:`UNFUSED_EXTRA_KERNELS` more. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
     GEMM and flash-attention launches are timed with those kernels (``kernel_overhead_s``). It matters
     where a micro-batch is small (a few thousand tokens per GPU: strong scaling, TP x CP groups)."""
     n = ctx.nongemm_kernels
+    if not ctx.stack.fused_elementwise and ctx.s.gated_ffn:
+        n = n + UNFUSED_EXTRA_KERNELS
     if moe:
         n = n + ctx.moe_nongemm_kernels - (0.0 if ctx.s.shared_experts else 1.0)
     return n * ctx.kernel_floor_s, NONGEMM_BWD_OVER_FWD * n * ctx.kernel_floor_s
@@ -287,9 +335,14 @@ def kernel_floors_s(ctx: Context, moe: bool) -> tuple[float, float]:
 def memory_bound_s(ctx: Context, lay: Layout, bytes_per_token, moe: bool):
     """Forward and backward time of a layer's memory-bound kernels: elementwise traffic, casts and
     (MoE layers) token permutation, whose backward is twice its forward, plus the non-GEMM kernels'
-    floors (:func:`kernel_floors_s`)."""
+    floors (:func:`kernel_floors_s`); under an eager stack (``Stack.fused_elementwise`` False) the extra traffic of
+    the unfused chains (:func:`unfused_elementwise_bytes_per_token`)."""
     ew_f = elementwise_s(ctx, lay, bytes_per_token)
     ew_b = ew_f * ctx.ceil.elementwise_traffic_bwd / ctx.ceil.elementwise_traffic_fwd
+    if not ctx.stack.fused_elementwise:
+        uf, ub = unfused_elementwise_bytes_per_token(ctx.s, moe, lay.tp, ctx.stack.sequence_parallel)
+        ew_f = ew_f + lay.tokens * uf / ctx.hbm_effective_bytes_per_s
+        ew_b = ew_b + lay.tokens * ub / ctx.hbm_effective_bytes_per_s
     q_f, q_b = _quantize_s(ctx, lay, moe)
     perm = permute_s(ctx, lay) if moe else 0.0
     fl_f, fl_b = kernel_floors_s(ctx, moe)
