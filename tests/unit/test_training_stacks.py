@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from intelligence_per_dollar.analysis import validation
 from intelligence_per_dollar.model import collectives, training
@@ -141,6 +143,21 @@ def test_eager_stack_pays_torchtitans_measured_compile_gap():
     assert training.evaluate(eager_ctx, _cands())["step_time_s"][0] > 1.1 * training.evaluate(fused, _cands())["step_time_s"][0]
     assert training.evaluate(_ctx(gpt, training.STACKS["fsdp2-eager"]), _cands())["step_time_s"][0] == pytest.approx(
         training.evaluate(_ctx(gpt, training.FSDP2), _cands())["step_time_s"][0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(layers=st.integers(1, 6), width=st.sampled_from([256, 512, 1024]), ffn=st.sampled_from([2, 3, 4]),
+       kv=st.sampled_from([1, 2, 4]), tp=st.sampled_from([1, 2, 4]), mb=st.integers(1, 4),
+       recompute=st.sampled_from([0, 1, 2]), gated=st.booleans())
+def test_an_eager_stack_is_never_faster_than_the_fused_one(layers, width, ffn, kv, tp, mb, recompute, gated):
+    """Invariant: running the elementwise chains unfused only adds HBM traffic and kernels, whatever the layout and
+    recompute; a GPT-style block (LayerNorm, GELU) runs the same eager or fused."""
+    m = {"layers": layers, "d_model": width, "heads": 4, "kv_heads": kv, "d_ff": ffn * width, "vocab": 1000,
+         "gated_ffn": gated}
+    cands = _cands(tp=tp, dp=8 // tp, microbatch=mb, recompute=recompute)
+    fused = training.evaluate(_ctx(m, training.FSDP2, seq_len=1024), cands)["step_time_s"][0]
+    eager = training.evaluate(_ctx(m, training.STACKS["fsdp2-eager"], seq_len=1024), cands)["step_time_s"][0]
+    assert np.isfinite(eager) and (eager > fused if gated else eager == pytest.approx(fused))
 
 
 def test_per_op_sac_stores_less_and_recomputes_more_than_core_only_selective():

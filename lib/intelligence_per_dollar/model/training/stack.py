@@ -156,7 +156,9 @@ class Stack:
     its operands through HBM (torchtitan without ``compile``, whose default it is; :func:`~.compute.
     unfused_elementwise_bytes_per_token`). torchtitan's own Llama 3.1 8B table on 8 H100 measures the cost: 5,762
     tokens/s per GPU eager against 6,667 compiled, the same layout and batch
-    (``benchmarks/llama3_h100_202412_torchtitan.md``, Table 1).
+    (``benchmarks/llama3_h100_202412_torchtitan.md``, Table 1). Time only: the memory model does not count the
+    extra tensors eager autograd saves where nothing is recomputed (a norm's fp32 input, the SwiGLU product's
+    operands), nor compile's other fusions (a residual add into the next norm, the loss).
     ``dp_bucket_params``: parameters per bucket of the overlapped data-parallel gradient reduction; the last
     bucket's reduce-scatter and the first's all-gather have no compute beside them
     (:func:`~.communication.bucket_tail_s`), and every bucket pays the ring's latency
