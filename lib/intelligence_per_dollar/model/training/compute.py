@@ -19,8 +19,8 @@ __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
            "elementwise_s", "memory_bound_s", "UNFUSED_RMSNORM_BYTES", "UNFUSED_ROPE_BYTES",
-           "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "unfused_elementwise_bytes_per_token", "permute_s", "selective_recompute_s", "NONGEMM_BWD_OVER_FWD",
-           "kernel_floors_s"]
+           "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "unfused_elementwise_bytes_per_token", "permute_s",
+           "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
 ATTENTION_BWD_OVER_FWD = 2.5
@@ -100,9 +100,8 @@ def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M)
         return 0.0
     d, gated = s.d_model, _gated(s)
     local_experts = s.experts / ep
-    etp = np.where(ep == 1, tp, 1)                # expert tensor parallelism
-    te = T / tp * ep * etp * s.top_k / s.experts * ctx.stack.moe_load_factor
-    f = s.expert_d_ff / etp
+    te = T / tp * ep * lay.etp * s.top_k / s.experts * ctx.stack.moe_load_factor
+    f = s.expert_d_ff / lay.etp
     p = ctx.ceil.grouped_gemm_overlap_norm        # grouped kernels: compute and stream overlap less
     t = (gemm_s(ctx, te, (gated - 1) * f, d, local_experts, m_tile, p)
          + gemm_s(ctx, te, d, f, local_experts, m_tile, p))
@@ -249,12 +248,12 @@ def unfused_elementwise_bytes_per_token(s: models.ModelSpec, moe: bool, tp, sequ
     d, hd = s.d_model, architecture.head_dim(s)
     norm = 2.0 * d / (tp if sequence_parallel else 1)
     if architecture.is_mla(s):
+        r = architecture.rope_head_dim(s)
         norm = norm + ((s.q_lora_rank or 0) + s.kv_lora_rank) / tp
-        rope = s.heads * (s.qk_rope_head_dim or hd) / tp + (s.qk_rope_head_dim or hd)
+        rope = s.heads * r / tp + r
     else:
         rope = (s.heads + s.kv_heads) * hd / tp
-    ffn = (s.top_k + s.shared_experts) * s.expert_d_ff if moe else s.d_ff
-    ffn = ffn / tp
+    ffn = ((s.top_k + s.shared_experts) * s.expert_d_ff if moe else s.d_ff) / tp
     return tuple(norm * nb + rope * rb + ffn * fb for nb, rb, fb in
                  zip(UNFUSED_RMSNORM_BYTES, UNFUSED_ROPE_BYTES, UNFUSED_SWIGLU_BYTES))
 
@@ -321,7 +320,8 @@ def kernel_floors_s(ctx: Context, moe: bool) -> tuple[float, float]:
     to the traffic as the serving model does (:mod:`..serving_kernels`). Counts per forward:
     ``ctx.nongemm_kernels`` (``data/assumptions/training.csv``); a MoE layer adds
     ``ctx.moe_nongemm_kernels`` less the dense FFN's activation when it has no shared expert (the experts'
-    weighted activation replaces it); an eager stack's unfused Llama-family block :data:`UNFUSED_EXTRA_KERNELS` more. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
+    weighted activation replaces it); an eager stack's unfused Llama-family block :data:`UNFUSED_EXTRA_KERNELS`
+    more. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
     GEMM and flash-attention launches are timed with those kernels (``kernel_overhead_s``). It matters
     where a micro-batch is small (a few thousand tokens per GPU: strong scaling, TP x CP groups)."""
     n = ctx.nongemm_kernels

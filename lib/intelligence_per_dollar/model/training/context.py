@@ -239,6 +239,12 @@ class Layout:
     layers_per_stage: np.ndarray
     domain_block: np.ndarray
 
+    @property
+    def etp(self) -> np.ndarray:
+        """Expert tensor parallelism: 1 where the experts are spread over an EP group, the TP size where there is no
+        expert parallelism (``ep == 1``; :func:`.memory.params_per_gpu` says why)."""
+        return np.where(self.ep == 1, self.tp, 1.0)
+
 
 def layout(ctx: Context, c: Mapping[str, np.ndarray]) -> Layout:
     """The :class:`Layout` of candidate arrays ``c`` (keys :data:`PARALLELISM_KEYS`; recompute as

@@ -169,7 +169,7 @@ class ParamsPerGPU:
     """Parameters on the busiest GPU (``dense``: attention, dense FFNs, shared experts, its share
     of the embeddings; ``expert``: routed experts) and the data-parallel group each is replicated
     over (``dp_dense = dp x cp``; ``dp_expert = tp x cp x dp / (ep x etp)``, stride ep; ``etp`` the expert tensor
-    parallelism, :func:`params_per_gpu`)."""
+    parallelism, :attr:`.context.Layout.etp`)."""
 
     dense: object
     expert: object
@@ -189,8 +189,8 @@ def params_per_gpu(ctx: Context, lay: Layout) -> ParamsPerGPU:
     """:class:`ParamsPerGPU`: the stage's layers split over TP (dense) or EP (experts); the
     embeddings over TP, half on the first and half on the last stage when pipelined.
 
-    Expert tensor parallelism: 1 where experts are spread over an EP group (``ep > 1``: the current
-    Megatron-Bridge / NeMo MoE recipes set ``expert_tensor_parallel_size=1``); without expert parallelism
+    Expert tensor parallelism (:attr:`.context.Layout.etp`): 1 where experts are spread over an EP group (``ep > 1``:
+    the current Megatron-Bridge / NeMo MoE recipes set ``expert_tensor_parallel_size=1``); without expert parallelism
     (``ep == 1``) the experts are split over the TP group like a dense FFN, as Megatron-Core does by default
     (``expert_tensor_parallel_size`` None -> ``tensor_model_parallel_size``; Megatron-Core 0.6's ``GroupedMLP``
     already partitions its FC1/FC2 weights by the TP world size). No framework replicates whole experts on every
@@ -204,9 +204,8 @@ def params_per_gpu(ctx: Context, lay: Layout) -> ParamsPerGPU:
     tp, pp = lay.tp, lay.pp
     stage_share = lay.layers_per_stage * pp / L
     dense = dense_total / (tp * pp) * stage_share + emb / tp * np.where(pp > 1, 0.5, 1.0)
-    etp = np.where(lay.ep == 1, tp, 1)                # expert tensor parallelism (see above)
-    expert = expert_total / (lay.ep * etp * pp) * stage_share
-    return ParamsPerGPU(dense, expert, lay.dp * lay.cp, tp * lay.cp * lay.dp / (lay.ep * etp))
+    expert = expert_total / (lay.ep * lay.etp * pp) * stage_share
+    return ParamsPerGPU(dense, expert, lay.dp * lay.cp, tp * lay.cp * lay.dp / (lay.ep * lay.etp))
 
 
 @dataclass(frozen=True, eq=False)

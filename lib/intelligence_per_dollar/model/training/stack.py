@@ -296,7 +296,8 @@ DEEPSPEED = replace(MODERN, sequence_parallel=False, p2p_scatter_gather=False, a
 #: Named software stacks (``modern`` is the book's headline stack; ``megatron-core`` the current
 #: Megatron-Core default; :func:`default_stack` picks one for a model).
 STACKS = {"modern": MODERN, "megatron-core": MEGATRON_CORE, "megatron-core-moe": replace(MEGATRON_CORE, ep_overlap=True),
-          "fsdp2": FSDP2, "fsdp2-eager": replace(FSDP2, fused_elementwise=False), "fsdp2-asynctp": replace(FSDP2, tp_overlap=True, tp_overlap_backward=False), "deepspeed": DEEPSPEED,
+          "fsdp2": FSDP2, "fsdp2-eager": replace(FSDP2, fused_elementwise=False),
+          "fsdp2-asynctp": replace(FSDP2, tp_overlap=True, tp_overlap_backward=False), "deepspeed": DEEPSPEED,
           "megatron-2021": MEGATRON_2021, "deepseek-v3": DEEPSEEK_V3}
 
 
