@@ -17,6 +17,9 @@ from intelligence_per_dollar.sources import models
 #: Llama 3.1 8B (Llama Team 2024, arXiv 2407.21783, Table 3): 32 layers, d 4096, 32 heads of 128,
 #: 8 KV heads, SwiGLU FFN 14336, vocab 128256.
 LLAMA8B = {"layers": 32, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "vocab": 128256}
+#: The FSDP2 preset without its parameter and gradient copies (communication.fsdp_copy_s), for the tests of its
+#: collectives alone.
+FSDP2_COMM = replace(training.FSDP2, fsdp_copies="none")
 MOE = {"layers": 4, "d_model": 256, "heads": 4, "kv_heads": 4, "d_ff": 512, "vocab": 1000, "experts": 8,
        "top_k": 2, "expert_d_ff": 128}
 
@@ -58,7 +61,7 @@ def test_named_presets_and_the_headline_stack_unchanged():
 
 
 @pytest.mark.parametrize("field,value", [("attention_kernel", "fa4"), ("selective_recompute", "some"),
-                                         ("dropout_masks", "no"), ("fused_elementwise", "no")])
+                                         ("dropout_masks", "no"), ("fused_elementwise", "no"), ("fsdp_copies", "fsdp3")])
 def test_stack_rejects_unknown_kinds(field, value):
     with pytest.raises(ValueError, match=field):
         training.Stack(**{field: value})
@@ -237,21 +240,100 @@ def test_alltoall_dispatcher_stacks_send_one_copy_per_routed_expert():
     assert inside["a2a"] == pytest.approx(inside["dedup"], rel=1e-12)
 
 
-def test_nanotron_runs_the_flagscale_preset_under_its_own_family():
-    """nanotron v0.5 (Megatron-style TP + SP, 1F1B, ZeRO-1, FlashAttention-2, no Transformer Engine, no overlapped
-    gradient reduction) has the physics of the FlagScale preset, but its runs are not Megatron-Core's: the bias table
-    groups them apart."""
-    from intelligence_per_dollar.analysis import validation
-    assert validation.STACKS["nanotron-2025"] == validation.STACKS["megatron-lm-2024-fa2"]
+def test_nanotron_reduces_fp32_gradient_buckets_in_backward_and_gathers_after_the_step():
+    """nanotron v0.5 is FlagScale's Megatron-style physics (TP + SP, 1F1B, ZeRO-1, FlashAttention-2, no Transformer
+    Engine) except for its data-parallel traffic: the DDP hook reduce-scatters fp32 gradient buckets of 25 MB of BF16
+    gradients during backward (optim/gradient_accumulator.py), and ZeroDistributedOptimizer.step gathers the updated
+    parameters in one blocking all-gather (optim/zero.py). Its runs are grouped apart from Megatron-Core's."""
+    nano, flag = validation.STACKS["nanotron-2025"], validation.STACKS["megatron-lm-2024-fa2"]
+    assert replace(nano, grad_reduce_bytes=2.0, dp_overlap=False, param_gather_overlap=None,
+                   dp_bucket_params=None) == flag
+    assert nano.grad_reduce_bytes == 4.0 and nano.dp_bucket_params == 12.5e6 and nano.param_gather_overlap is False
     assert validation.STACK_FAMILIES["nanotron-2025"] == "nanotron"
     assert validation.STACK_FAMILIES["megatron-lm-2024-fa2"] == "Megatron-Core / NeMo"
+
+
+def test_a_gather_after_the_optimizer_step_is_exposed_whole():
+    """With the gradient reduction overlapped but the parameter all-gather run after the optimizer step
+    (``param_gather_overlap`` False), long micro-batches hide the reduce-scatter buckets but not the gather: the exposed
+    time is the overlapped form's plus the one whole gather (one collective: one ring latency) less the embedding
+    bucket's gather that the overlapped form left exposed. ZeRO-0 all-reduces inside backward and is unchanged."""
+    ctx = _no_contention(_ctx(LLAMA8B, replace(training.MEGATRON_CORE, grad_reduce_bytes=2.0)))
+    lay = _layout(ctx, zero=1)
+    params = memory.params_per_gpu(ctx, lay)
+    long, none = np.asarray([1e3]), np.asarray([0.0])
+    after = replace(ctx, stack=replace(ctx.stack, param_gather_overlap=False))
+    hidden = communication.data_parallel_s(ctx, lay, params, long, long)[0]
+    gathered_after = communication.data_parallel_s(after, lay, params, long, long)[0]
+    # the whole gather as one collective = the non-overlapped stack's exposed time (RS + AG, one ring each) / 2
+    plain = replace(ctx, stack=replace(ctx.stack, dp_overlap=False))
+    whole_ag = communication.data_parallel_s(plain, lay, params, none, none)[0] / 2
+    def rs(n_bytes, ranks, in_dom):
+        return collectives.hierarchical_reduce_scatter_s(n_bytes, ranks, in_dom, ctx.scaleup, ctx.scaleout)
+    in_dom = float(lay.domain_block[0] // lay.tp[0])             # 8 GPUs, one NVLink domain
+    _, tail_ag = communication.bucket_tail_s(ctx, lay, params, rs, in_dom, np.inf, np.inf)
+    assert gathered_after == pytest.approx(hidden - tail_ag[0] + whole_ag, rel=1e-9)
+    assert gathered_after > hidden
+    z0 = _layout(ctx, zero=0)
+    p0 = memory.params_per_gpu(ctx, z0)
+    assert communication.data_parallel_s(after, z0, p0, long, long)[0] == pytest.approx(
+        communication.data_parallel_s(ctx, z0, p0, long, long)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", ["no", 0, 1.0])
+def test_stack_rejects_a_gather_overlap_that_is_not_a_flag(bad):
+    with pytest.raises(ValueError, match="param_gather_overlap"):
+        training.Stack(param_gather_overlap=bad)
+
+
+def test_fsdp2_copies_its_parameters_and_gradients_through_hbm_by_hand():
+    """PyTorch FSDP2 (``_fsdp_collectives.py``) copies the gathered buffer out to each parameter at both unshards of a
+    micro-batch (2 x (2 + 2) bytes per parameter) and the BF16 gradients into the fp32 reduce-scatter input (2 + 4
+    bytes), on the compute stream: Llama 3.1 8B on 8 H100, ZeRO-3, 8.03e9 parameters per GPU gathered, 14 bytes each,
+    112 GB per micro-batch at the memory-bound rate. FSDP1's flat parameter pays only the backward concatenation (4
+    bytes); contiguous buffers (Megatron-Core, XLA) nothing; ZeRO-1 never."""
+    ctx = _ctx(LLAMA8B, training.FSDP2)
+    lay = _layout(ctx)
+    params = memory.params_per_gpu(ctx, lay)
+    assert params.total[0] == pytest.approx(8.03e9, rel=0.002)
+    hbm = ctx.hbm_effective_bytes_per_s
+    assert 2.8e12 < hbm < 3.35e12                                  # H100's 3.35 TB/s at its achieved fraction
+    mb = lay.microbatches[0]
+    got = communication.fsdp_copy_s(ctx, lay, params)[0]
+    assert got == pytest.approx(mb * params.total[0] * (4 + 4 + 2 + 4) / hbm, rel=1e-12)
+    assert 0.03 < got / mb < 0.045                                 # ~38 ms per micro-batch
+    flat = replace(ctx, stack=replace(ctx.stack, fsdp_copies="flat"))
+    assert communication.fsdp_copy_s(flat, lay, params)[0] == pytest.approx(mb * params.total[0] * 4 / hbm, rel=1e-12)
+    none = replace(ctx, stack=replace(ctx.stack, fsdp_copies="none"))
+    assert communication.fsdp_copy_s(none, lay, params)[0] == 0.0
+    # the step pays them inside the ZeRO-3 data-parallel time; a ZeRO-1 layout keeps no FSDP copies
+    long = np.asarray([1e3])
+    with_copies = communication.data_parallel_s(ctx, lay, params, long, long)[0]
+    assert with_copies - communication.data_parallel_s(none, lay, params, long, long)[0] == pytest.approx(got)
+    z1 = _layout(ctx, zero=1)
+    p1 = memory.params_per_gpu(ctx, z1)
+    assert communication.data_parallel_s(ctx, z1, p1, long, long)[0] == pytest.approx(
+        communication.data_parallel_s(none, z1, p1, long, long)[0], rel=1e-12)
+
+
+def test_validation_runs_name_the_zero3_implementation_their_notes_state():
+    """Rows whose sources state PyTorch FSDP1 run a stack with FSDP1's copies; MaxText / Pax rows (XLA) one without."""
+    import re
+    from intelligence_per_dollar.sources import runs
+    cases = runs.training_runs(tuple(validation.STACKS))
+    fsdp1 = [c for c in cases if re.search(r"PyTorch FSDP1|\(FSDP1|FSDP1 FULL_SHARD", c["provenance"].note)]
+    xla = [c for c in cases if re.search(r"MaxText|Pax", c["provenance"].note + c["citation"])]
+    assert len(fsdp1) >= 30 and len(xla) >= 20
+    assert {validation.STACKS[c["stack"]].fsdp_copies for c in fsdp1} == {"flat"}
+    assert {validation.STACKS[c["stack"]].fsdp_copies for c in xla} == {"none"}
+    assert training.FSDP2.fsdp_copies == "per-parameter" and training.MEGATRON_CORE.fsdp_copies == "none"
 
 
 def test_zero3_exposes_only_the_first_layer_gather_when_compute_hides_the_rest():
     """FSDP prefetch (Zhao et al. 2023, section 3.3): with long layers, only the first layer's
     all-gather is exposed, ``t_ag / layers``; the FP8 all-gather halves it (no contention between the
     gathers and the compute here: see the next test; no latency, whose per-layer count the latency test checks)."""
-    ctx = _no_latency(_no_contention(_ctx(LLAMA8B, training.FSDP2, precision="fp8")))
+    ctx = _no_latency(_no_contention(_ctx(LLAMA8B, FSDP2_COMM, precision="fp8")))
     lay = _layout(ctx)
     params = memory.params_per_gpu(ctx, lay)
     long = np.asarray([1e3])
@@ -272,7 +354,7 @@ def test_overlapped_collectives_slow_the_compute_they_hide_behind():
     """Lee et al. 2025 (arXiv 2507.03114): compute overlapped with a collective runs 1 + sigma times slower.
     Hidden collective: exposed sigma / (1 + sigma) of its time; longer than the compute (even slowed): exposed
     C - W, as without contention; sigma = 0 gives the plain max(0, C - W)."""
-    ctx = _ctx(LLAMA8B, training.FSDP2)
+    ctx = _ctx(LLAMA8B, FSDP2_COMM)
     sigma = ctx.ceil.overlap_compute_slowdown
     assert 0.1 < sigma < 0.3                                       # the central 18.9% of the paper
     comm, compute = np.asarray([1.0, 1.0, 5.0]), np.asarray([10.0, 1.1, 1.0])

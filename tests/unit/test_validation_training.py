@@ -149,7 +149,9 @@ def test_held_out_cases_median(table):
     "no torch.compile" FSDP, Hugging Face layers under DeepSpeed): all 709: 9.98% (355 within 10%). Set 70 (eager and
     compiled PyTorch-native FSDP runs: IBM / Meta's blog -19% to +46%, lightning-thunder within 8%, torchtitan PRs
     1690 / 778 -15% to +122%): 14.7% blind, merged unchanged; all 734: 10.04%, above the target by 0.04 points (366
-    of 734 within 10%)."""
+    of 734 within 10%). Session 40: nanotron's own data-parallel traffic (fp32 gradient buckets reduced in backward, the
+    parameters gathered after the optimizer step) and PyTorch FSDP's copies through HBM (FSDP2 per parameter, FSDP1's
+    flat gradient; rows stating FSDP1 on ``fsdp1``, MaxText / Pax on ``xla-fsdp``): 10.02% (366 of 734 within 10%)."""
     held = table[_held_out(table)]
     assert len(held) == 734 and held.error.abs().median() <= 0.101
 
@@ -175,16 +177,16 @@ def test_held_out_cases_median(table):
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
-    ("megatron-bridge", 0.08, 1.34), ("deepseek-v3", 0.12, 0.12), ("torchtitan-fsdp2", 0.05, 0.31),
+    ("megatron-bridge", 0.08, 1.34), ("deepseek-v3", 0.12, 0.12), ("torchtitan-fsdp2", 0.03, 0.305),
     ("llama3-production", 0.06, 0.07), ("megatron-bridge-unseen", 0.055, 1.015), ("bloom", 0.03, 0.03),
-    ("mpt-foundry-fsdp", 0.08, 0.31), ("nemo-25x", 0.13, 0.3), ("automodel-fsdp2", 0.16, 0.26),
+    ("mpt-foundry-fsdp", 0.055, 0.275), ("nemo-25x", 0.13, 0.3), ("automodel-fsdp2", 0.11, 0.26),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
     # torchtitan's power-limited B200 rows (cap not stated) are the known misses
-    ("megatron-bridge-2604", 0.15, 0.63), ("megatron-bridge-2606", 0.08, 0.655), ("torchtitan-blackwell", 0.855, 0.985),
+    ("megatron-bridge-2604", 0.15, 0.63), ("megatron-bridge-2606", 0.08, 0.655), ("torchtitan-blackwell", 0.8, 0.91),
     # set 5, merged at the error it had when first predicted (blind): MPT-30B at 8k on 8 H100 is the worst (+49%)
     ("heldout5-dgxc", 0.13, 0.3), ("heldout5-dgxc-maxtext", 0.14, 0.19), ("heldout5-nemo2407", 0.08, 0.13),
-    ("heldout5-torchtitan-a100", 0.04, 0.065), ("heldout5-automodel", 0.15, 0.22), ("heldout5-mbridge2511", 0.08, 0.1),
-    ("heldout5-mpt", 0.12, 0.43),
+    ("heldout5-torchtitan-a100", 0.065, 0.08), ("heldout5-automodel", 0.125, 0.175), ("heldout5-mbridge2511", 0.08, 0.1),
+    ("heldout5-mpt", 0.115, 0.415),
     # set 6, merged at the error it had when first predicted (blind): NeMo 25.04's DeepSeek-V3 BF16 on 256 GB200 runs 3.4x
     # slower than predicted (958 tokens/s per GPU; Megatron-Bridge 25.11 runs the same model at 3,848 on GB300)
     ("heldout6-dgxc2504", 0.04, 0.22), ("heldout6-dgxc2504-moe", 0.21, 0.72), ("heldout6-moe-modelzoo", 0.17, 0.29),
@@ -192,7 +194,7 @@ def test_held_out_cases_median(table):
     # set 7, merged at the error it had when first predicted (blind): Megatron-Bridge's GPT-OSS 120B (+45% to +106%)
     # and Qwen3-30B on H100 (+111%) as in the earlier sets; Together AI's B200 cluster runs 9-45% slower than predicted
     # (its network is oversubscribed); NeMo 24.03's long-sequence Llama 2 7B rows +30% to +43%
-    ("heldout7-mbridge", 0.31, 1.0), ("heldout7-together-b200", 0.19, 0.41), ("heldout7-torchtitan", 0.1, 0.26),
+    ("heldout7-mbridge", 0.31, 1.0), ("heldout7-together-b200", 0.19, 0.41), ("heldout7-torchtitan", 0.085, 0.255),
     ("heldout7-nemo-longseq", 0.35, 0.4),
     # set 8, merged at the error it had when first predicted (blind): MLPerf's Llama 3.1 8B on 512 GB300 (one
     # sequence per 8 GPUs per step, -55% in step time) and Megatron-LM's DeepSeek-V3 baseline on GB200 (the same
@@ -229,7 +231,7 @@ def test_held_out_cases_median(table):
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
     ("heldout15-mbridge2608", 0.205, 0.285), ("heldout15-mbridge-point-releases", 0.4, 0.835),
     # (session 27's llm-foundry-2023 stack, MPT without dropout and with a fused cross entropy, moves them 0.4-1 point)
-    ("heldout15-mpt-h100", 0.25, 0.31),
+    ("heldout15-mpt-h100", 0.22, 0.305),
     # set 16, merged at its blind error: MLPerf GPT-3 175B within 1% on 64 B200 and 512 H100 (v4.1) and 10,752 H100 (v4.0);
     # v3.1's Eos runs (interleave unstated, searched) 7-11% short
     ("heldout16-mlperf31-gpt3", 0.035, 0.045), ("heldout16-mlperf40-gpt3", 0.115, 0.115), ("heldout16-mlperf41-gpt3", 0.05, 0.1),
@@ -243,7 +245,7 @@ def test_held_out_cases_median(table):
     # bytes per parameter instead of 28: its steps 0.5-1% shorter, the group median 10.0% -> 10.2%. Session 39: IBM's
     # rows ran without torch.compile (stack torchtitan-fsdp2-eager): H100 7B +32% -> +15%, 34B / 70B +10% / +6% ->
     # +3% / +1%; A100 7B +8% -> -2%, 34B / 70B -5% / -11% -> -10% / -15% (group 9.0% / 32% -> 6.5% / 15%)
-    ("heldout18-kempnerforge-h200", 0.105, 0.25), ("heldout18-kempnerforge-scale", 0.05, 0.22),
+    ("heldout18-kempnerforge-h200", 0.105, 0.27), ("heldout18-kempnerforge-scale", 0.015, 0.225),
     ("heldout18-ibm-fsdp", 0.07, 0.16),
     # set 19, merged at its blind error: every row's step a little short in the model. dgxc-benchmarking's GPT-3 175B
     # (TP4 PP8 VP12) on 128-2,048 H100 6-13% (FP8 more than BF16), its Llama 3.1 8B (CP2) on 8-128 H100 within 6%;
@@ -253,7 +255,7 @@ def test_held_out_cases_median(table):
     ("heldout19-nemotron4-340b-production", 0.155, 0.155), ("heldout19-llama1-65b-production", 0.04, 0.04),
     # set 20, merged at its blind error: PyTorch FSDP on A100 within 7%: TinyLlama 1.1B on 16 A100-40GB 3% fast, IBM
     # fms-fsdp's Llama 2 13B (HSDP, recorded as full sharding) / 34B / 70B (full recompute) on 128 A100 5-7% short
-    ("heldout20-tinyllama", 0.03, 0.03), ("heldout20-fms-fsdp-readme", 0.09, 0.1),
+    ("heldout20-tinyllama", 0.005, 0.005), ("heldout20-fms-fsdp-readme", 0.085, 0.1),
     # set 21, merged at its blind error: MLPerf Training v6.0 partners. Azure's Llama 3.1 405B on 8,192 GB200 (NVFP4)
     # 14% short; gpt-oss-20b (MXFP8) on 8-16 B200 / B300 / GB300 3-14% short; Llama 3.1 8B (NVFP4) on 72 GB300 9% and
     # 16 B300 2% short
@@ -271,7 +273,7 @@ def test_held_out_cases_median(table):
     ("heldout22-mlperf50-nebius-h200", 0.03, 0.03), ("heldout22-mlperf51-llama8b-b200-64", 0.075, 0.075),
     ("heldout22-mlperf51-uf-b200", 0.09, 0.1), ("heldout22-mlperf60-nebius-b300", 0.07, 0.07),
     ("heldout22-nemotron4-15b-production", 0.49, 0.595), ("heldout22-nemotron4-340b-ramp", 0.15, 0.15),
-    ("heldout22-torchao-float8-h100", 0.385, 0.56), ("heldout22-torchao-mx-b200", 1.29, 1.29),
+    ("heldout22-torchao-float8-h100", 0.315, 0.48), ("heldout22-torchao-mx-b200", 1.2, 1.2),
     # set 23, merged at its blind error (step times: - is short). MLPerf v6.0 NVIDIA DeepSeek-V3 on 2,048-8,192 GB200
     # (one layout, TP2 PP4 EP32) 26-43% short, more so with scale; v5.1 Llama 3.1 8B on 72 / 512 GB200 14% / 48% short
     # and v6.0 partners' 8B on 8-32 B300 / GB200 6-24% short (the strong-scaling gap); HPE's 405B on one GB300 NVL72
@@ -290,7 +292,7 @@ def test_held_out_cases_median(table):
     ("heldout24-mlperf-train", 0.08, 0.47), ("heldout24-nemo-docs-2502-2504", 0.10, 0.18),
     ("heldout24-together-b200-512", 0.23, 0.44), ("heldout24-automodel-moonlight", 0.02, 0.02),
     # (session 39: the DeepSpeed row runs Hugging Face's layers eager, stack torchtitan-fsdp2-eager: +41% -> +21%)
-    ("heldout24-flagperf-deepspeed", 0.275, 0.33), ("heldout24-torchao-llama4-b200", 1.1, 1.34),
+    ("heldout24-flagperf-deepspeed", 0.235, 0.33), ("heldout24-torchao-llama4-b200", 1.07, 1.31),
     # set 25, merged at its blind error. MLPerf v5.1 / v6.0 Llama 3.1 8B logs on 8-64 B200 / B300 / GB300 within 11%,
     # Dell's gpt-oss-20b on 64 GB300 (layout searched) 47% short; NeMo 25.04's long-sequence Llama 3 8B within 8%;
     # Together's Qwen2.5-72B / gpt-oss-120b on 64 GB200 40-45% short, Grok-1 / Qwen3-30B within 4%; DGX Cloud's Paxml
@@ -302,13 +304,13 @@ def test_held_out_cases_median(table):
     # GB200 / GB300 -20% to +2%, Qwen3-235B on 256 H100 30% fast; torchtitan's A100 Llama 2 13B / 70B 8-12% fast
     # (-2% / +5% once session 39 priced their eager elementwise chains)
     ("heldout26-mlperf-train", 0.07, 0.22), ("heldout26-mbridge-2604", 0.135, 0.19),
-    ("heldout26-torchtitan-a100", 0.04, 0.06),
+    ("heldout26-torchtitan-a100", 0.025, 0.05),
     # set 70, merged at its blind error (the first set predicted with PyTorch eager's unfused chains priced): the IBM /
     # Meta blog's MFU with and without torch.compile, A100 -19% to +7% and H100 +1% to +46% (34B / 70B on 464 H100);
     # lightning-thunder's Llama 2 7B on 8 H100 within 8%, eager and compiled; torchtitan PR 1690's Qwen3 32B (+30% eager
     # at TP8) and PR 778's Llama 3 8B, whose development machine ran 2.4x slower than lightning-thunder's (+88% to +122%)
-    ("heldout70-ibm-fsdp-compile", 0.115, 0.46), ("heldout70-thunder-litgpt-bench", 0.07, 0.085),
-    ("heldout70-torchtitan-pr778", 0.935, 1.225), ("heldout70-torchtitan-qwen3-32b", 0.305, 0.315),
+    ("heldout70-ibm-fsdp-compile", 0.105, 0.44), ("heldout70-thunder-litgpt-bench", 0.07, 0.085),
+    ("heldout70-torchtitan-pr778", 0.775, 0.985), ("heldout70-torchtitan-qwen3-32b", 0.3, 0.315),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
@@ -340,7 +342,7 @@ def test_held_out_cases_median(table):
     # in memory and in the grouped GEMMs) lets the search pick EP1 TP layouts for the functional GPT-OSS 20B runs:
     # median 2.63 -> 2.73
     ("heldout32-mbv-tuned", 0.235, 0.26), ("heldout32-mbv-functional", 2.735, 18.35),
-    ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.08, 0.24),
+    ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.07, 0.205),
     ("heldout32-jaxtoolbox-maxtext", 0.13, 0.13),
     # set 33, merged at its blind error: Megatron-Bridge's early 25.11 layouts (GPT-OSS 120B BF16 EP64 on 64 GB200 /
     # GB300 +62% / +48%, Llama 3.1 405B MXFP8 TP4 PP8 CP2 +27% / +30%), 25.09 (-8% to +27%), 25.11's FP8-MX values
@@ -362,15 +364,15 @@ def test_held_out_cases_median(table):
     # set 39, merged at its blind error: MLPerf v6.0 Llama 3.1 8B NVFP4 on 8-72 GB300 (-6% to +7%; +8% at most with
     # the bucket tail below), Modalities' FSDP tables on A100 64GB (-16% to +15%) and H100 64GB (+19% to +37%),
     # OLMo-core's H100 table (+11% to +47%)
-    ("heldout39-mlperf-train", 0.05, 0.095), ("heldout39-modalities-leonardo-a100", 0.125, 0.175),
-    ("heldout39-modalities-mn5-h100", 0.275, 0.38), ("heldout39-olmocore-readme", 0.21, 0.47),
+    ("heldout39-mlperf-train", 0.05, 0.095), ("heldout39-modalities-leonardo-a100", 0.13, 0.18),
+    ("heldout39-modalities-mn5-h100", 0.26, 0.37), ("heldout39-olmocore-readme", 0.125, 0.305),
     # set 40, merged at its blind error: MLPerf v6.0 gpt-oss-20b MXFP8 on 72 GB300 / 8 B200 / 8 B300 (iteration 9-19%
     # short) and Llama 3.1 8B FP8 on 8 H200 NVL (18% / 27% short)
     ("heldout40-mlperf-train", 0.18, 0.28),
     # set 41: NeMo AutoModel's DeepEP / HybridEP Qwen3-30B-A3B runs on 8-16 H100 (blind +36% to +71% in iteration time;
     # +20% to +55% since the rows run AutoModel's Transformer Engine attention, stack automodel-te) and Supermicro's
     # MLPerf v6.0 logs (Llama 3.1 8B NVFP4 on 8 B200 +7%; gpt-oss-20b on 8 B200 / 72 GB300 16% / 20% short)
-    ("heldout41-automodel-hybridep", 0.36, 0.55), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
+    ("heldout41-automodel-hybridep", 0.37, 0.57), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
     # set 42, merged at its blind error: Supermicro's MLPerf v6.0 Llama 3.1 8B NVFP4 on 8 B300 / B200 (+4% to +7%) and
     # gpt-oss-20b on 8 B300 (8% short); GigaComputing's gpt-oss-20b on 72 GB300, layout not stated (41% short)
     ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.385, 0.385),
@@ -380,11 +382,13 @@ def test_held_out_cases_median(table):
     ("heldout43-mlperf60-cisco", 0.32, 0.32),
     # set 44, merged at its blind error: nanotron's Ultra-Scale Playbook sweep on 8-512 H100 (tokens/s -1% to +31%; the
     # 80B rows +19% to +51% and 3.0x on 32 GPUs; the 1.34B / 3.57B rows on 512 GPUs 3.9x / 2.8x)
-    ("heldout44-nanotron-playbook", 0.19, 2.89),
+    # (session 40: nanotron's fp32 gradient buckets reduced in backward and its parameter gather after the step, 0.19 ->
+    # 0.187 / 2.88 -> 2.81)
+    ("heldout44-nanotron-playbook", 0.19, 2.81),
     # set 46, merged at its blind error: MLPerf v4.0 GPT-3 175B step times on 512 / 11,616 H100 (+5% / +3%), NeMo
     # AutoModel's Llama 3.1 70B on 64 H100 (17% short), Megatron-Bridge's Qwen3-8B card (pretraining +7%, its
     # functional SFT items 3.8x / 13x: 102 and 34 model TFLOP/s/GPU measured, "sanity checks" in the card's words)
-    ("heldout46-mlperf40-gpt3-steptime", 0.085, 0.115), ("heldout46-automodel-llama70b", 0.18, 0.18),
+    ("heldout46-mlperf40-gpt3-steptime", 0.085, 0.115), ("heldout46-automodel-llama70b", 0.23, 0.23),
     ("heldout46-mbv-qwen3-8b", 3.8, 13.1),
     # set 49, merged at its blind error: Lambda's GPT-3 175B on 128 H100 (12% short), HPE's 405B NVFP4 on one GB300 rack
     # at GBS 144 (+5%)
@@ -407,16 +411,17 @@ def test_held_out_cases_median(table):
     # set 60, merged at its blind error: Together AI's B200 worklogs (Nemotron-4 340B / 15B slower in the model)
     ("heldout60-together-b200-512", 0.135, 0.285), ("heldout60-together-b200-256", 0.195, 0.27),
     ("heldout60-together-b200-n4-15b", 0.145, 0.24), ("heldout60-together-b200-k8s", 0.335, 0.335),
-    # set 62, merged at its blind error: MaxText log lines of gpu-recipes, SmolLM3's production run
-    ("heldout62-gpurecipes-maxtext", 0.08, 0.14), ("heldout62-smollm3", 0.195, 0.195),
+    # set 62, merged at its blind error: MaxText log lines of gpu-recipes, SmolLM3's production run (nanotron on 384
+    # H100: +19% until session 40 priced nanotron's own data-parallel traffic, +10%)
+    ("heldout62-gpurecipes-maxtext", 0.08, 0.14), ("heldout62-smollm3", 0.105, 0.105),
     # set 64, merged at its blind error: the degrading B200 fabric's 405B row and the DeepSeek-V3 row without a layout
     # (+178%; +183% once session 38 split experts over TP at EP1, which the search then takes: TP8 PP8 EP1)
     ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.83, 1.83),
-    ("heldout64-pytorch-float8-fsdp2", 0.065, 0.18), ("heldout64-together-flapping-256", 0.31, 0.335),
+    ("heldout64-pytorch-float8-fsdp2", 0.03, 0.13), ("heldout64-together-flapping-256", 0.31, 0.335),
     ("heldout64-together-flapping-512", 0.135, 0.915), ("heldout64-together-k8s-llama8b", 0.045, 0.075),
     # set 67: whole-run averages from GPU-hours (Pythia, StarCoderBase) and papers' stated step time or utilisation;
     # BloombergGPT's SageMaker sharded data parallelism stands in as FSDP
-    ("heldout67-pythia", 0.15, 0.265), ("heldout67-starcoder", 0.155, 0.155), ("heldout67-bloomberggpt", 0.44, 0.44),
+    ("heldout67-pythia", 0.15, 0.265), ("heldout67-starcoder", 0.155, 0.155), ("heldout67-bloomberggpt", 0.425, 0.425),
     ("heldout67-glm130b", 0.17, 0.17)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
@@ -445,6 +450,14 @@ def test_held_out_cases_median(table):
 # Session 33: rows whose Megatron-Bridge recipe states the plain all-to-all dispatcher (no DeepEP dedup across nodes)
 # moved to the stacks mbridge-2026-alltoall / -fp8cs-alltoall; Qwen3-235B FP8-CS on 256 H100 (megatron-bridge,
 # heldout26, heldout27) and GPT-OSS 120B at EP64 on 64 B200 / B300 (heldout7) came closer and their bounds with them.
+# Session 40: PyTorch FSDP's own copies through HBM on the compute stream (communication.fsdp_copy_s; FSDP2 copies the
+# gathered buffer out to every parameter at both unshards and the gradients into the fp32 reduce-scatter input, 14 bytes
+# per parameter and micro-batch; FSDP1's flat parameter only concatenates the gradients, 4 bytes). Rows whose sources
+# state FSDP1 moved to the stacks fsdp1 / fsdp1-eager, MaxText / Pax rows to xla-fsdp (no copies). 86 cases moved
+# closer and 42 further: torch-native rows the model put fast came closer (OLMo-core 13B +28% -> +17%, AutoModel's
+# Llama 3 70B +20% -> +10%, torchao's Llama 3 8B +33% -> +28%); those it put slow moved away and their bounds with them
+# (torchtitan's A100 page -2..-6% -> -4..-8%, KempnerForge's H200 rows, AutoModel's tuned 70B -17% -> -23%, Modalities
+# on Leonardo A100).
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

@@ -99,9 +99,15 @@ STACKS = {
     "megatron-lm-2024-fa2": MEGATRON_LM_FA2,
     # Hugging Face nanotron v0.5 (the Ultra-Scale Playbook's sweep, examples/config_tiny_llama_bench.yaml @67c5ebb):
     # Megatron-style TP with sequence parallelism, 1F1B pipeline, ZeRO-1, FlashAttention-2, no Transformer Engine,
-    # gradients reduced after backward -- the FlagScale preset's physics; its own name so the bias table does not count
-    # its runs as Megatron-Core's
-    "nanotron-2025": MEGATRON_LM_FA2,
+    # its own name so the bias table does not count its runs as Megatron-Core's. Its data-parallel traffic is not
+    # FlagScale's: with ``accumulate_grad_in_fp32`` (the sweep's config) the DDP communication hook
+    # (``get_fp32_accum_hook(reduce_scatter=True)`` under ZeRO-1, src/nanotron/optim/gradient_accumulator.py) adds each
+    # bucket's BF16 gradients into the fp32 buffer and reduce-scatters that fp32 bucket asynchronously during
+    # backward (4-byte reduction, overlapped, ``ddp_bucket_cap_mb`` 25 of BF16 gradients = 12.5e6 parameters per
+    # bucket); ``ZeroDistributedOptimizer.step`` then all-gathers the updated BF16 parameters in one blocking
+    # collective (src/nanotron/optim/zero.py ``_all_gather_params``), not overlapped with the next forward
+    "nanotron-2025": replace(MEGATRON_LM_FA2, grad_reduce_bytes=4.0, dp_overlap=True, param_gather_overlap=False,
+                             dp_bucket_params=12.5e6),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
@@ -113,6 +119,15 @@ STACKS = {
     # the early-2024 A100 page mentions neither compile nor Float8 ("eager assumed" when the rows were collected)
     "torchtitan-fsdp2-eager": training.STACKS["fsdp2-eager"],
     "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
+    # PyTorch FSDP1 (``FullyShardedDataParallel``, a FlatParameter per wrapped block) as IBM's fms-fsdp, Modalities,
+    # TinyLlama's Lightning Fabric and lightning-thunder's "fsdp1" mode run it: the torch-native stand-in with FSDP1's
+    # copies (Stack.fsdp_copies "flat": the gather fills the flat buffer the parameters view; the views' backward
+    # concatenates the gradients), compiled or fused; its eager form for the rows that state no torch.compile
+    "fsdp1": replace(training.FSDP2, fsdp_copies="flat"),
+    "fsdp1-eager": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat"),
+    # JAX / XLA fully sharded data parallelism (MaxText, Pax / Paxml on JAX-Toolbox): the torch-native stand-in whose
+    # gathers and reduce-scatters are ops of the compiled program on contiguous buffers (no FSDP copies)
+    "xla-fsdp": replace(training.FSDP2, fsdp_copies="none"),
     # the FlashAttention papers' own FlashAttention (v1) runs (Dao et al. 2022 Table 2's GPT-2 "FlashAttention" rows,
     # Dao 2023's FlashAttention baseline rows): the torch-native data-parallel stand-in with the v1 kernel
     "flash-attn-2022": replace(training.FSDP2, attention_kernel="fa1"),
@@ -137,9 +152,10 @@ STACKS = {
     # (``attn_impl: flash``), flash-attn's fused cross entropy (``ComposerMPTCausalLM``: ``loss_fn`` defaults to
     # ``fused_crossentropy``), no dropout (``MPTConfig``: attn / resid / emb ``pdrop`` 0.0); FSDP mixed precision
     # DEFAULT reduces gradients in fp32, PURE in BF16 (the table states the mode of each row)
-    "llm-foundry-2023": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False),
+    # Composer's FSDP is PyTorch FSDP1 (flat parameters: Stack.fsdp_copies "flat")
+    "llm-foundry-2023": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False, fsdp_copies="flat"),
     "llm-foundry-2023-pure": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False,
-                                     grad_reduce_bytes=2.0),
+                                     grad_reduce_bytes=2.0, fsdp_copies="flat"),
     # Meta's production 4D stack (Llama 3 report section 3.3.2): FSDP sharding gradients and
     # optimizer (ZeRO-2), TP with SP, CP, tuned interleaved PP, Megatron-style fused kernels
     "meta-llama3-4d": training.MODERN,
@@ -158,7 +174,8 @@ STACK_FAMILIES = {
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-eager": "FSDP (torch-native)",
-    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "automodel-te": "FSDP (torch-native)",
+    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "fsdp1": "FSDP (torch-native)", "fsdp1-eager": "FSDP (torch-native)",
+    "xla-fsdp": "JAX / XLA (MaxText, Pax)", "automodel-te": "FSDP (torch-native)",
     "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",
     "llm-foundry-2023": "FSDP (torch-native)",
     "llm-foundry-2023-pure": "FSDP (torch-native)",

@@ -18,7 +18,7 @@ from intelligence_per_dollar.model import architecture, collectives
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
 from intelligence_per_dollar.model.training.memory import ParamsPerGPU
 
-__all__ = ["overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s", "ep_all_to_all_s", "ep_exposed_s",
+__all__ = ["FSDP_COPY_BYTES", "fsdp_copy_s", "overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s", "ep_all_to_all_s", "ep_exposed_s",
            "pipeline_p2p_s", "data_parallel_s", "bucket_tail_s", "BUCKET_MIN_PARAMS", "BUCKET_PARAMS_PER_DP_RANK"]
 
 
@@ -174,8 +174,12 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
         # the last gradient bucket's reduce-scatter and the first parameter bucket's all-gather have no compute
         # beside them (bucket_tail_s); the other buckets overlap the last micro-batch's backward / first forward
         tail_rs, tail_ag = bucket_tail_s(ctx, lay, params, rs, in_dom_dense, t_rs, t_ag)
-        t_dp = (overlap_exposed_s(ctx, t_rs - tail_rs, t_bwd_mb) + tail_rs
-                + overlap_exposed_s(ctx, t_ag - tail_ag, t_fwd_mb) + tail_ag)
+        t_ag_exposed = overlap_exposed_s(ctx, t_ag - tail_ag, t_fwd_mb) + tail_ag
+        if st.param_gather_overlap is False:
+            # the optimizer gathers the updated parameters in one collective after its step (ZeRO 1-2; under
+            # ZeRO-0 the all-reduce's second half runs in backward with the first)
+            t_ag_exposed = np.where(zero == 0, t_ag_exposed, t_ag1)
+        t_dp = overlap_exposed_s(ctx, t_rs - tail_rs, t_bwd_mb) + tail_rs + t_ag_exposed
     else:
         t_dp = t_rs + t_ag
     ag_bytes = 1.0 if (st.fsdp_fp8_all_gather and ctx.low_precision) else 2.0
@@ -185,7 +189,34 @@ def data_parallel_s(ctx: Context, lay: Layout, params: ParamsPerGPU, t_fwd_mb, t
     t_rs3 = t_rs1 - lat + lay.layers_per_stage * lat
     t_z3 = (overlap_exposed_s(ctx, t_ag3, t_fwd_mb)
             + overlap_exposed_s(ctx, t_ag3 + t_rs3, t_bwd_mb)) * lay.microbatches
-    return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage, t_dp)
+    return np.where(zero == 3, t_z3 + t_ag3 / lay.layers_per_stage + fsdp_copy_s(ctx, lay, params), t_dp)
+
+
+#: HBM bytes per parameter and micro-batch that a ZeRO-3 implementation's own copies move on the compute stream
+#: (:data:`~.stack.FSDP_COPY_KINDS`), before the gradient reduction's part (``2 + Stack.grad_reduce_bytes``, per-
+#: parameter sharding only): FSDP2 copies the gathered buffer out to the per-parameter tensors at each of its two
+#: unshards (forward, and backward after ``reshard_after_forward``), 2 B read + 2 B written each; FSDP1's flat
+#: parameter is gathered in place, but the autograd backward of the views that split it (``SplitBackward``)
+#: concatenates the per-parameter gradients into the flat gradient, 2 B read + 2 B written.
+FSDP_COPY_BYTES = {"none": 0.0, "flat": 4.0, "per-parameter": 8.0}
+
+
+def fsdp_copy_s(ctx: Context, lay: Layout, params: ParamsPerGPU):
+    """Seconds per step of a ZeRO-3 implementation's parameter and gradient copies through HBM on the compute
+    stream (``Stack.fsdp_copies``), at the memory-bound rate, for every micro-batch.
+
+    ``"per-parameter"``, PyTorch FSDP2 (``torch.distributed.fsdp.fully_shard``, ``_fsdp_collectives.py``):
+    ``foreach_all_gather_copy_out`` splits the all-gather output into each parameter's own tensor after every
+    unshard, in ``wait_for_unshard`` on the compute stream (forward, and again in backward: 2 x (2 + 2) bytes per
+    parameter), and ``foreach_reduce`` first copies the unsharded gradients into the reduce-scatter input, cast to the
+    reduce dtype (``foreach_reduce_scatter_copy_in``: 2 bytes read, ``grad_reduce_bytes`` written), which the compute
+    stream waits for before it frees them. ``"flat"``, PyTorch FSDP1 (``FlatParameter``): the gather writes the flat
+    buffer the parameters view, and only the views' backward concatenates the gradients (4 bytes; the cast to the
+    reduce dtype runs on the post-backward stream). ``"none"``: contiguous buffers the collectives read and write in
+    place (Megatron-Core's distributed optimizer and FSDP, XLA's sharded programs)."""
+    kind = ctx.stack.fsdp_copies
+    per_param = FSDP_COPY_BYTES[kind] + (2.0 + ctx.stack.grad_reduce_bytes if kind == "per-parameter" else 0.0)
+    return lay.microbatches * params.total * per_param / ctx.hbm_effective_bytes_per_s
 
 
 #: Megatron-Core's default gradient bucket, ``max(40e6, 1e6 x dp_cp)`` parameters (:func:`bucket_params`)

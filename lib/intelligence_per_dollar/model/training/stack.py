@@ -11,7 +11,7 @@ from intelligence_per_dollar.sources import models
 
 __all__ = ["Stack", "MODERN", "MEGATRON_CORE", "MEGATRON_2021", "DEEPSEEK_V3", "FSDP2", "DEEPSPEED", "STACKS",
            "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS", "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES",
-           "ATTENTION_KERNELS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS", "HOST_OP_S", "default_stack"]
+           "ATTENTION_KERNELS", "FSDP_COPY_KINDS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS", "HOST_OP_S", "default_stack"]
 
 #: Pipeline schedules the model prices (:mod:`.pipeline`).
 PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
@@ -19,6 +19,8 @@ PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 FP4_KEPT_PRECISIONS = ("bf16", "fp8")
 #: Flash-attention kernels a stack runs (:attr:`Stack.attention_kernel`).
 ATTENTION_KERNELS = ("vendor", "fa2", "fa1")
+#: How a ZeRO-3 implementation copies parameters and gradients through HBM (:attr:`Stack.fsdp_copies`).
+FSDP_COPY_KINDS = ("none", "flat", "per-parameter")
 #: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
 SELECTIVE_RECOMPUTE_KINDS = ("attention-core", "per-op")
 #: How an unfused loss holds the logits (:attr:`Stack.loss`).
@@ -159,6 +161,18 @@ class Stack:
     (``benchmarks/llama3_h100_202412_torchtitan.md``, Table 1). Time only: the memory model does not count the
     extra tensors eager autograd saves where nothing is recomputed (a norm's fp32 input, the SwiGLU product's
     operands), nor compile's other fusions (a residual add into the next norm, the loss).
+    ``param_gather_overlap``: with ``dp_overlap``, whether the distributed optimizer's parameter all-gather also
+    hides under the next forward (Megatron-Core ``overlap_param_gather``); False where only the gradient
+    reduce-scatter is overlapped and the updated parameters are gathered in one collective after the optimizer
+    step, before the next forward starts (nanotron's ZeRO-1: the DDP communication hook reduce-scatters each
+    gradient bucket during backward, ``ZeroDistributedOptimizer.step`` then calls ``_all_gather_params``;
+    ``src/nanotron/optim/gradient_accumulator.py``, ``optim/zero.py``). None: the same as ``dp_overlap``.
+    ``fsdp_copies``: how the ZeRO-3 implementation moves parameters and gradients between its communication buffers
+    and the tensors the layers use (:data:`FSDP_COPY_KINDS`, :func:`~.communication.fsdp_copy_s`): ``"per-parameter"``,
+    PyTorch FSDP2's per-parameter sharding, which copies the gathered buffer out to every parameter at each unshard and
+    the gradients into the reduce-scatter buffer, on the compute stream; ``"flat"``, PyTorch FSDP1's flat parameter,
+    gathered in place, whose views' backward concatenates the gradients; ``"none"``, collectives on contiguous buffers
+    (Megatron-Core, XLA). ZeRO-3 layouts only.
     ``dp_bucket_params``: parameters per bucket of the overlapped data-parallel gradient reduction; the last
     bucket's reduce-scatter and the first's all-gather have no compute beside them
     (:func:`~.communication.bucket_tail_s`), and every bucket pays the ring's latency
@@ -196,9 +210,11 @@ class Stack:
     sharded_master_params: bool = False
     dropout_masks: bool | None = None
     dp_bucket_params: float | None = None
+    param_gather_overlap: bool | None = None
     optimizer_state_bytes: float = 12.0
     loss: str = "megatron"
     fused_elementwise: bool = True
+    fsdp_copies: str = "none"
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -209,9 +225,12 @@ class Stack:
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
         if not isinstance(self.fused_elementwise, (bool, np.bool_)):
             raise ValueError(f"Stack fused_elementwise={self.fused_elementwise!r} is not allowed; allowed: True, False")
+        if not (self.param_gather_overlap is None or isinstance(self.param_gather_overlap, (bool, np.bool_))):
+            raise ValueError(f"Stack param_gather_overlap={self.param_gather_overlap!r} is not allowed; "
+                             "allowed: None, True, False")
         if self.dropout_masks not in (None, True, False):
             raise ValueError(f"Stack dropout_masks={self.dropout_masks!r} is not allowed; allowed: None, True, False")
-        for name, allowed in (("attention_kernel", ATTENTION_KERNELS),
+        for name, allowed in (("attention_kernel", ATTENTION_KERNELS), ("fsdp_copies", FSDP_COPY_KINDS),
                               ("selective_recompute", SELECTIVE_RECOMPUTE_KINDS), ("loss", LOSS_KINDS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
@@ -277,7 +296,8 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: sections 2.1-2.3; Zhao et al. 2023, "PyTorch FSDP", arXiv 2304.11277, section 3.3): per-block
 #: parameter all-gather prefetched under the previous block (forward and, with
 #: reshard_after_forward, again in backward), gradient reduce-scatter in fp32
-#: (``mixed_precision_reduce="float32"``: 4-byte reduction), fp32 sharded gradients; PyTorch SDPA
+#: (``mixed_precision_reduce="float32"``: 4-byte reduction), fp32 sharded gradients, FSDP2's per-parameter copies
+#: of the gathered parameters and of the gradients into the reduce-scatter buffer (``fsdp_copies``); PyTorch SDPA
 #: (FlashAttention-2) for attention; torchao Float8 saves the BF16 inputs of its linear layers
 #: (no low-precision activation storage); per-op selective AC; sequence parallelism with TP;
 #: synchronous TP (async TP, forward only, is ``STACKS["fsdp2-asynctp"]``); under ``zero=3`` the fp32 parameter
@@ -285,7 +305,7 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: published benchmarks run it: fused elementwise chains; eager is ``STACKS["fsdp2-eager"]``). Layouts use ``zero=3``
 #: (``zero=2`` where parameters stay gathered between micro-batches, as with PP).
 FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
-                selective_recompute="per-op", sharded_master_params=True)
+                selective_recompute="per-op", sharded_master_params=True, fsdp_copies="per-parameter")
 #: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
 #: layers): FlashAttention-2, no Megatron sequence parallelism, no TP-GEMM overlap, every TP rank
 #: sends the whole activation between stages (no scatter/gather), plain 1F1B, gradient buckets of its default
