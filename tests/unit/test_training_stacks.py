@@ -329,6 +329,34 @@ def test_validation_runs_name_the_zero3_implementation_their_notes_state():
     assert training.FSDP2.fsdp_copies == "per-parameter" and training.MEGATRON_CORE.fsdp_copies == "none"
 
 
+def test_counting_the_embedding_and_the_loss_as_layers_moves_a_layer_off_the_edge_stages():
+    """Megatron-Core account_for_embedding/loss_in_pipeline_split (the Zero Bubble paper's runs: "both the initial and
+    final pipeline stages possess one fewer transformer layer"): its 1.5B GPT (22 layers) on PP 8 puts 3 layers on the
+    six middle ranks and 2 on the first and last, so the last stage runs 2 layers + the head, not 3 + the head. A head
+    shorter than a layer leaves the middle ranks the bottleneck; two stages have no middle rank; a split that does not
+    divide L + 2 falls back to the even one (the framework would refuse it)."""
+    from intelligence_per_dollar.model.training import pipeline
+    gpt15 = {"layers": 22, "d_model": 2304, "heads": 24, "kv_heads": 24, "d_ff": 9216, "vocab": 50304,
+             "gated_ffn": False}
+    plain = _ctx(gpt15, validation.STACKS["megatron-lm-2024-fa2"], accelerator="A100-80GB", seq_len=1024,
+                 batch_seqs=144)
+    split = _ctx(gpt15, validation.STACKS["zero-bubble-2024"], accelerator="A100-80GB", seq_len=1024,
+                 batch_seqs=144)
+    t_layer = np.asarray([1.0])
+    for pp, head, want_plain, want_split in ((8, 1.7, (3, True), (2, True)),      # 3 + 1.7 -> 2 + 1.7
+                                             (8, 0.5, (3, True), (3, False)),     # 2 + 0.5 < 3: a middle rank paces
+                                             (2, 1.7, (11, True), (11, True)),    # 24 / 2: 11 layers + head either way
+                                             (5, 1.7, (5, True), (5, True))):     # 24 % 5 != 0: the even split
+        lay_p, lay_s = _layout(plain, pp=pp, dp=1, microbatch=6, zero=0), _layout(split, pp=pp, dp=1, microbatch=6,
+                                                                                  zero=0)
+        got_p = pipeline._bottleneck_layers(plain, lay_p, t_layer, np.asarray([head]))
+        got_s = pipeline._bottleneck_layers(split, lay_s, t_layer, np.asarray([head]))
+        assert (got_p[0][0], bool(got_p[1][0])) == want_plain, pp
+        assert (got_s[0][0], bool(got_s[1][0])) == want_split, pp
+    assert validation.STACKS["zero-bubble-2024"] == replace(validation.STACKS["megatron-lm-2024-fa2"],
+                                                           embedding_and_loss_in_split=True)
+
+
 def test_zero3_exposes_only_the_first_layer_gather_when_compute_hides_the_rest():
     """FSDP prefetch (Zhao et al. 2023, section 3.3): with long layers, only the first layer's
     all-gather is exposed, ``t_ag / layers``; the FP8 all-gather halves it (no contention between the

@@ -151,9 +151,11 @@ def test_held_out_cases_median(table):
     1690 / 778 -15% to +122%): 14.7% blind, merged unchanged; all 734: 10.04%, above the target by 0.04 points (366
     of 734 within 10%). Session 40: nanotron's own data-parallel traffic (fp32 gradient buckets reduced in backward, the
     parameters gathered after the optimizer step) and PyTorch FSDP's copies through HBM (FSDP2 per parameter, FSDP1's
-    flat gradient; rows stating FSDP1 on ``fsdp1``, MaxText / Pax on ``xla-fsdp``): 10.02% (366 of 734 within 10%)."""
+    flat gradient; rows stating FSDP1 on ``fsdp1``, MaxText / Pax on ``xla-fsdp``): 10.02% (366 of 734 within 10%);
+    the Zero Bubble rows' stated pipeline split (first and last stage one layer fewer, ``zero-bubble-2024``): 9.80%
+    (372 of 734 within 10%)."""
     held = table[_held_out(table)]
-    assert len(held) == 734 and held.error.abs().median() <= 0.101
+    assert len(held) == 734 and held.error.abs().median() <= 0.099
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -394,8 +396,10 @@ def test_held_out_cases_median(table):
     # at GBS 144 (+5%)
     ("heldout49-mlperf40-lambda-gpt3", 0.12, 0.12), ("heldout49-mlperf60-hpe-405b-reduced-gbs", 0.055, 0.055),
     # set 50, merged at its blind error: MegaScale's Megatron-LM baselines, Megatron-LM's README GPT-3 example and the
-    # Zero Bubble paper's 1F1B baseline
-    ("heldout50-megascale", 0.08, 0.14), ("heldout50-megatron-readme-gpt3", 0.1, 0.1), ("heldout50-zero-bubble", 0.14, 0.18),
+    # Zero Bubble paper's 1F1B baseline (10-18% short until session 40 priced the split it states, the embedding and the
+    # loss a layer each: +6% to +12%)
+    ("heldout50-megascale", 0.08, 0.14), ("heldout50-megatron-readme-gpt3", 0.1, 0.1),
+    ("heldout50-zero-bubble", 0.085, 0.125),
     # set 52, merged at its blind error: the FlashAttention papers' GPT runs on 8 A100 (FlashAttention-1 cells and
     # whole-run days are the misses), the flash-attn repository's GPT-2 step times, Megatron-LLaMA's LLaMA-13B
     ("heldout52-flashattn2-paper", 0.05, 0.07), ("heldout52-flashattn1-gpt2-owt", 0.39, 0.625),

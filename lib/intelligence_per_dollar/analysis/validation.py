@@ -97,6 +97,10 @@ STACKS = {
     "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
     "megatron-lm-2024-fa2": MEGATRON_LM_FA2,
+    # the Zero Bubble paper's Megatron-LM fork (Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and final
+    # pipeline stages possess one fewer transformer layer", to balance the embedding and the loss; every model's layer
+    # count is k x PP - 2): the same stack with the embedding and the loss counted as a layer each in the split
+    "zero-bubble-2024": replace(MEGATRON_LM_FA2, embedding_and_loss_in_split=True),
     # Hugging Face nanotron v0.5 (the Ultra-Scale Playbook's sweep, examples/config_tiny_llama_bench.yaml @67c5ebb):
     # Megatron-style TP with sequence parallelism, 1F1B pipeline, ZeRO-1, FlashAttention-2, no Transformer Engine,
     # its own name so the bias table does not count its runs as Megatron-Core's. Its data-parallel traffic is not
@@ -171,7 +175,7 @@ STACK_FAMILIES = {
     "mbridge-2026-actoffload": "Megatron-Core / NeMo", "mbridge-2026-a2a-overlap": "Megatron-Core / NeMo",
     "mbridge-2026-natural": "Megatron-Core / NeMo",
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
-    "megatron-lm-2024-fa2": "Megatron-Core / NeMo",
+    "megatron-lm-2024-fa2": "Megatron-Core / NeMo", "zero-bubble-2024": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-eager": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "fsdp1": "FSDP (torch-native)", "fsdp1-eager": "FSDP (torch-native)",

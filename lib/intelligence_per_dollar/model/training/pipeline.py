@@ -92,7 +92,20 @@ def _bottleneck_layers(ctx: Context, lay: Layout, t_layer, t_head):
     if not ctx.stack.balanced_head_split:
         last_is_bottleneck = np.ones_like(t_stage_last, dtype=bool)
         last_layers = lay.layers_per_stage
-    return np.where(last_is_bottleneck, last_layers, lay.layers_per_stage), last_is_bottleneck
+    bott = np.where(last_is_bottleneck, last_layers, lay.layers_per_stage)
+    if ctx.stack.embedding_and_loss_in_split:
+        # Megatron-Core account_for_embedding_in_pipeline_split + account_for_loss_in_pipeline_split: the input
+        # embedding and the loss each take a layer's slot, L + 2 slots split evenly over pp x v virtual stages (the
+        # framework refuses a split that does not divide); the first and last ranks run one layer fewer, the others
+        # n v. With two stages there is no middle rank: the last carries its n v - 1 layers and the head.
+        n = (L + 2) / (pp * v)
+        even = (pp > 1) & (np.mod(L + 2, pp * v) == 0)
+        middle = np.where(pp > 2, n * v, n * v - 1)
+        edge = n * v - 1
+        edge_slow = t_layer * edge + t_head > t_layer * middle
+        bott = np.where(even, np.where(edge_slow, edge, middle), bott)
+        last_is_bottleneck = np.where(even, edge_slow, last_is_bottleneck)
+    return bott, last_is_bottleneck
 
 
 def stage_times(ctx: Context, lay: Layout, dense, moe, t_head, t_p2p) -> Stage:

@@ -76,6 +76,11 @@ class Stack:
     head and loss do not lengthen it (Megatron-Core ``account_for_loss_in_pipeline_split`` /
     ``pipeline_model_parallel_layout``); False, the default of Megatron-LM 2021-22 and of
     Megatron-Core unless configured: the head sits on top of a full last stage.
+    ``embedding_and_loss_in_split``: the pipeline split counts the input embedding and the loss as a layer each
+    (Megatron-Core ``account_for_embedding_in_pipeline_split`` and ``account_for_loss_in_pipeline_split``; the
+    Zero Bubble paper's Megatron-LM runs, Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and final
+    pipeline stages possess one fewer transformer layer"): where ``L + 2`` divides over the ``pp x v`` virtual stages,
+    the first and last ranks hold one layer fewer than the others and the head sits on top of the shorter last stage.
     ``moe_load_factor``: tokens on the busiest expert-parallel rank over the mean (1.0 when the
     benchmark force-balances routing, as the NeMo/Megatron-Bridge MoE benchmarks state; real
     training with auxiliary-loss-free balancing sits above 1, see :data:`MOE_LOAD_FACTOR`).
@@ -193,6 +198,7 @@ class Stack:
     p2p_scatter_gather: bool = True
     pipeline_schedule: str = "1f1b"
     balanced_head_split: bool = False
+    embedding_and_loss_in_split: bool = False
     moe_load_factor: float = 1.0
     ep_dedup: bool = True
     moe_expert_sort: bool = False
