@@ -153,9 +153,10 @@ def test_held_out_cases_median(table):
     parameters gathered after the optimizer step) and PyTorch FSDP's copies through HBM (FSDP2 per parameter, FSDP1's
     flat gradient; rows stating FSDP1 on ``fsdp1``, MaxText / Pax on ``xla-fsdp``): 10.02% (366 of 734 within 10%);
     the Zero Bubble rows' stated pipeline split (first and last stage one layer fewer, ``zero-bubble-2024``): 9.80%
-    (372 of 734 within 10%)."""
+    (372 of 734 within 10%). Set 72 (torchtitan's async-TP benchmark on 64-256 H100, NeMo 25.07 on GB200): 10.3% blind,
+    merged unchanged; all 750: 9.80% (380 of 750 within 10%)."""
     held = table[_held_out(table)]
-    assert len(held) == 734 and held.error.abs().median() <= 0.099
+    assert len(held) == 750 and held.error.abs().median() <= 0.099
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -313,6 +314,11 @@ def test_held_out_cases_median(table):
     # at TP8) and PR 778's Llama 3 8B, whose development machine ran 2.4x slower than lightning-thunder's (+88% to +122%)
     ("heldout70-ibm-fsdp-compile", 0.105, 0.44), ("heldout70-thunder-litgpt-bench", 0.07, 0.085),
     ("heldout70-torchtitan-pr778", 0.775, 0.985), ("heldout70-torchtitan-qwen3-32b", 0.3, 0.315),
+    # set 72, merged at its blind error (the first set predicted with PyTorch FSDP's copies priced): torchtitan's June
+    # 2025 async-TP benchmark on 500 W H100, Llama 3.1 70B FSDP 32 x TP 8 within 4% in BF16 and float8 tensorwise, the
+    # rowwise runs the source calls anomalous +30% / +44%, Llama 3.1 8B FSDP 8 x TP 8 +16% to +19% (rowwise +63% / +69%);
+    # NeMo 25.07 on GB200 within 3%
+    ("heldout72-torchtitan-asynctp", 0.18, 0.69), ("heldout72-nemo2507-gb200", 0.015, 0.03),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
