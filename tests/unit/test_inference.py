@@ -301,10 +301,10 @@ def test_median_near_the_issue_target_of_15_percent(table):
     H100 PCIe / NVL, H200 NVL; collected blind at 81bfe68, 8.4% median) merged unchanged: 11.33% over 1,362. Set 71 (two
     vLLM / SGLang runs of GLM-4.5-Air-FP8 on B200 from pull requests tuning their Triton fused-MoE configs, collected
     blind at 3aaaed3, +128% / +94%) merged unchanged: 11.36% over 1,364. Set 73 (21 MLPerf Inference v4.0-v5.0 partner
-    cells on H200, GH200 and H100-NVL, collected blind at 875c867, 7.8% median) merged unchanged: 11.34% over 1,385. Set 74
-    (8 MLPerf Inference v5.1 Llama 2 70B cells on H200-NVL, collected blind at 30da6f9, 8.9% median) merged unchanged:
-    11.31% over 1,393. The bound
-    records that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    cells on H200, GH200 and H100-NVL, collected blind at 875c867, 7.8% median) merged unchanged: 11.34% over 1,385.
+    Set 74 (8 MLPerf Inference v5.1 Llama 2 70B cells on H200-NVL, collected blind at 30da6f9, 8.9% median) merged
+    unchanged: 11.31% over 1,393. The bound records that state so a regression fails; chapter 3's takeaway says where
+    the median stands."""
     assert table.error.abs().median() <= 0.114
 
 
@@ -985,28 +985,28 @@ def test_held_out_set_69_stays_near_its_blind_error(table):
 
 
 def test_held_out_set_71_stays_near_its_blind_error(table):
-    """Set 71 of data/runs/HELD_OUT.md (2 serving runs collected blind in session 39, predicted at 3aaaed3): GLM-4.5-Air-FP8
-    on 2 B200 with vLLM (PR 23695, TP2, 360 requests at most 180 in flight) and on 4 B200 with SGLang (PR 9770, TP4, 516
-    requests at most 256 in flight), both measured by pull requests that add tuned Triton fused-MoE configurations:
-    +128% / +94%, the model's kernels well above the Triton MoE path those engines ran on B200 in August 2025. Merged
-    unchanged; the bounds keep them from drifting further."""
+    """Set 71 of data/runs/HELD_OUT.md (2 serving runs collected blind in session 39, predicted at 3aaaed3):
+    GLM-4.5-Air-FP8 on 2 B200 with vLLM (PR 23695, TP2, 360 requests at most 180 in flight) and on 4 B200 with SGLang
+    (PR 9770, TP4, 516 requests at most 256 in flight), both measured by pull requests that add tuned Triton fused-MoE
+    configurations: +128% / +94%, the model's kernels well above the Triton MoE path those engines ran on B200 in
+    August 2025. Merged unchanged; the bounds keep them from drifting further."""
     _check_held_out_set(table, "heldout71-", 2, 1.11, 1.28, 2, 1.11)
 
 
 def test_held_out_set_73_stays_near_its_blind_error(table):
     """Set 73 of data/runs/HELD_OUT.md (21 serving runs collected blind in session 40, predicted at 875c867): MLPerf
     Inference closed partner cells not taken before. 8 H200 (Oracle, Sustainable Metal Cloud, v5.0) Llama 2 70B -8% to
-    -4% and Mixtral 8x7B -0% to +5%; GH200-96GB (QCT, v4.1, the part's first rows) +3% / +23% and GH200-144GB (HPE) -3% /
-    +2%; the H100-NVL systems (HPE's 4, Azure's 2, Fujitsu's 8 in PCIe expansion boxes) +25% to +64%, every one slower
-    than the model's 400 W NVL card. 7.8% / 64.2% when first predicted; merged unchanged."""
+    -4% and Mixtral 8x7B -0% to +5%; GH200-96GB (QCT, v4.1, the part's first rows) +3% / +23% and GH200-144GB (HPE)
+    -3% / +2%; the H100-NVL systems (HPE's 4, Azure's 2, Fujitsu's 8 in PCIe expansion boxes) +25% to +64%, every one
+    slower than the model's 400 W NVL card. 7.8% / 64.2% when first predicted; merged unchanged."""
     _check_held_out_set(table, "heldout73-", 21, 0.08, 0.645, 10, 0.075)
 
 
 def test_held_out_set_74_stays_near_its_blind_error(table):
     """Set 74 of data/runs/HELD_OUT.md (8 serving runs collected blind in session 40, predicted at 30da6f9): MLPerf
     Inference v5.1 closed Llama 2 70B on H200-NVL systems not taken before (ASUSTeK's 8 GPUs with its config's TP1
-    engines, Dell's 8 and QCT's 4 from the results pages). Offline 11% to 14% short, Server -10% to +3%, Interactive -5% /
-    +8%: the model's 600 W NVL card runs the 700 W part's power throttle below a datasheet peak already at a lower
+    engines, Dell's 8 and QCT's 4 from the results pages). Offline 11% to 14% short, Server -10% to +3%, Interactive
+    -5% / +8%: the model's 600 W NVL card runs the 700 W part's power throttle below a datasheet peak already at a lower
     clock. 8.9% / 14.4% when first predicted; merged unchanged."""
     _check_held_out_set(table, "heldout74-", 8, 0.09, 0.145, 3, 0.125)
 

@@ -316,8 +316,8 @@ def test_held_out_cases_median(table):
     ("heldout70-torchtitan-pr778", 0.775, 0.985), ("heldout70-torchtitan-qwen3-32b", 0.3, 0.315),
     # set 72, merged at its blind error (the first set predicted with PyTorch FSDP's copies priced): torchtitan's June
     # 2025 async-TP benchmark on 500 W H100, Llama 3.1 70B FSDP 32 x TP 8 within 4% in BF16 and float8 tensorwise, the
-    # rowwise runs the source calls anomalous +30% / +44%, Llama 3.1 8B FSDP 8 x TP 8 +16% to +19% (rowwise +63% / +69%);
-    # NeMo 25.07 on GB200 within 3%
+    # rowwise runs the source calls anomalous +30% / +44%, Llama 3.1 8B FSDP 8 x TP 8 +16% to +19% (rowwise +63% /
+    # +69%); NeMo 25.07 on GB200 within 3%
     ("heldout72-torchtitan-asynctp", 0.18, 0.69), ("heldout72-nemo2507-gb200", 0.015, 0.03),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on

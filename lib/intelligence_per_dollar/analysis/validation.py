@@ -97,9 +97,9 @@ STACKS = {
     "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
     "megatron-lm-2024-fa2": MEGATRON_LM_FA2,
-    # the Zero Bubble paper's Megatron-LM fork (Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and final
-    # pipeline stages possess one fewer transformer layer", to balance the embedding and the loss; every model's layer
-    # count is k x PP - 2): the same stack with the embedding and the loss counted as a layer each in the split
+    # the Zero Bubble paper's Megatron-LM fork (Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and
+    # final pipeline stages possess one fewer transformer layer", to balance the embedding and the loss; every model's
+    # layer count is k x PP - 2): the same stack with the embedding and the loss counted as a layer each in the split
     "zero-bubble-2024": replace(MEGATRON_LM_FA2, embedding_and_loss_in_split=True),
     # Hugging Face nanotron v0.5 (the Ultra-Scale Playbook's sweep, examples/config_tiny_llama_bench.yaml @67c5ebb):
     # Megatron-style TP with sequence parallelism, 1F1B pipeline, ZeRO-1, FlashAttention-2, no Transformer Engine,
@@ -178,7 +178,8 @@ STACK_FAMILIES = {
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo", "zero-bubble-2024": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-eager": "FSDP (torch-native)",
-    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "fsdp1": "FSDP (torch-native)", "fsdp1-eager": "FSDP (torch-native)",
+    "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "fsdp1": "FSDP (torch-native)",
+    "fsdp1-eager": "FSDP (torch-native)",
     "xla-fsdp": "JAX / XLA (MaxText, Pax)", "automodel-te": "FSDP (torch-native)",
     "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",
     "llm-foundry-2023": "FSDP (torch-native)",

@@ -18,8 +18,9 @@ from intelligence_per_dollar.model import architecture, collectives
 from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
 from intelligence_per_dollar.model.training.memory import ParamsPerGPU
 
-__all__ = ["FSDP_COPY_BYTES", "fsdp_copy_s", "overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s", "ep_all_to_all_s", "ep_exposed_s",
-           "pipeline_p2p_s", "data_parallel_s", "bucket_tail_s", "BUCKET_MIN_PARAMS", "BUCKET_PARAMS_PER_DP_RANK"]
+__all__ = ["FSDP_COPY_BYTES", "fsdp_copy_s", "overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s",
+           "ep_all_to_all_s", "ep_exposed_s", "pipeline_p2p_s", "data_parallel_s", "bucket_tail_s", "BUCKET_MIN_PARAMS",
+           "BUCKET_PARAMS_PER_DP_RANK"]
 
 
 def overlap_exposed_s(ctx: Context, t_comm, t_compute):
