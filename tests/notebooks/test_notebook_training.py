@@ -82,11 +82,12 @@ def test_training_chapter_default(report_records):
     # (10.06%, FlashAttention v1 priced), met it again at 9.98% once session 39 priced PyTorch eager's unfused
     # elementwise chains, and miss it by 0.04 points with set 70 (10.04%, eager and compiled FSDP runs judged blind;
     # 10.02% once session 40 priced nanotron's gradient buckets and PyTorch FSDP's copies, and meet it again at 9.80%
-    # with the Zero Bubble rows' stated pipeline split, 9.80% over 750 with set 72, 9.94% over 764 with set 75);
+    # with the Zero Bubble rows' stated pipeline split, 9.80% over 750 with set 72, 9.94% over 764 with set 75,
+    # 9.87% over 783 with set 77);
     # they sat at 10.0-10.2% since set 32's functional Megatron-Bridge runs, sanity
     # checks at +0% to +1,868%, joined. The chapter prints the target beside the value.
     assert rec["validation_dev_median_abs_error"] <= 0.10
-    assert 0.05 < rec["validation_held_out_median_abs_error"] <= 0.0995
+    assert 0.05 < rec["validation_held_out_median_abs_error"] <= 0.099
     assert rec["validation_dev_median_abs_error"] <= rec["validation_others_median_abs_error"] <= 0.12
     # the memory model against the per-GPU memory 73 runs report (data/runs/training_memory.csv, session 34): median
     # |error| 29%, mostly under PyTorch's reserved / allocated peaks; of those runs it refuses only MLPerf v5.0's

@@ -304,9 +304,10 @@ def test_median_near_the_issue_target_of_15_percent(table):
     cells on H200, GH200 and H100-NVL, collected blind at 875c867, 7.8% median) merged unchanged: 11.34% over 1,385.
     Set 74 (8 MLPerf Inference v5.1 Llama 2 70B cells on H200-NVL, collected blind at 30da6f9, 8.9% median) merged
     unchanged: 11.31% over 1,393. Set 76 (18 MLPerf Inference v5.0 / v5.1 partner cells on H200, H200-NVL and H100-NVL,
-    collected blind at 6477fd3, 5.4% median) merged unchanged: 11.22% over 1,411. The bound records that state so a
-    regression fails; chapter 3's takeaway says where the median stands."""
-    assert table.error.abs().median() <= 0.113
+    collected blind at 6477fd3, 5.4% median) merged unchanged: 11.22% over 1,411. Set 78 (Google's gpu-recipes Llama
+    3.1 405B on 8 H200, two TensorRT-LLM releases, collected blind at 77ff161, -8% both) merged unchanged: 11.10% over
+    1,413. The bound records that state so a regression fails; chapter 3's takeaway says where the median stands."""
+    assert table.error.abs().median() <= 0.112
 
 
 def test_ep_load_imbalance_properties():
@@ -1020,6 +1021,13 @@ def test_held_out_set_76_stays_near_its_blind_error(table):
     +49% to +70%, as every H100-NVL system before them (sets 69 and 73). 5.4% / 70.2% when first predicted; merged
     unchanged."""
     _check_held_out_set(table, "heldout76-", 18, 0.055, 0.705, 8, 0.11)
+
+
+def test_held_out_set_78_stays_near_its_blind_error(table):
+    """Set 78 of data/runs/HELD_OUT.md (2 serving runs collected blind in session 41, predicted at 77ff161): Google's
+    AI-Hypercomputer gpu-recipes, Llama 3.1 405B FP8 on one A3 Ultra node (8 H200) at TP8 with TensorRT-LLM 0.16 and
+    0.17's trtllm-bench, 30,000 requests of 128 / 128 tokens: 8% short on both. Merged unchanged."""
+    _check_held_out_set(table, "heldout78-", 2, 0.085, 0.085, 2, 0.085)
 
 
 def test_held_out_set_53_stays_near_its_blind_error(table):

@@ -21,6 +21,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from intelligence_per_dollar.analysis import outliers
 from intelligence_per_dollar.sources import hardware, models
 from intelligence_per_dollar.sources import runs as run_files
 from intelligence_per_dollar.model import architecture, training
@@ -313,6 +314,13 @@ def bias_table(table: pd.DataFrame, within: float = 0.10) -> pd.DataFrame:
                         f"share_within_{within:.0%}": g["error"].apply(lambda e: float((e.abs() <= within).mean())),
                         "median_abs_error": g["error"].apply(lambda e: float(e.abs().median()))})
     return out.reset_index().sort_values(["cases", "family"], ascending=[False, True]).reset_index(drop=True)
+
+
+def beyond_factor(table: pd.DataFrame) -> pd.DataFrame:
+    """The training cases of ``table`` (:func:`training_table`) off by more than :data:`outliers.FACTOR` in speed, each
+    with the evidence the measured data gives (:func:`outliers.beyond_factor_table`: the same workload is the same
+    model shape on as many GPUs of the same accelerator at the same precision and sequence length)."""
+    return outliers.beyond_factor_table(table, runs(), outliers.training_workload_key, outliers.training_speed)
 
 
 def in_groups(group, patterns) -> bool:

@@ -55,11 +55,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from intelligence_per_dollar.analysis import outliers
 from intelligence_per_dollar.model import efficiency, inference, peaks, serving_context, serving_slo
 from intelligence_per_dollar.sources import hardware, runs
 
 __all__ = ["predict", "predict_as_user", "predict_as_user_with_requests", "is_max_load", "validation_table",
-           "user_table", "user_error_by_run_length", "operating_point_table", "speculative_table", "validation_summary"]
+           "user_table", "user_error_by_run_length", "operating_point_table", "speculative_table", "validation_summary",
+           "beyond_factor"]
 
 
 def _predict_gemm(case: dict, scenario: str) -> float:
@@ -323,3 +325,13 @@ def validation_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
     g = a.groupby("group")["abs_error"].agg(["count", "mean", "median", "max"])
     g.loc["all"] = [a["abs_error"].count(), a["abs_error"].mean(), a["abs_error"].median(), a["abs_error"].max()]
     return g
+
+
+def beyond_factor(vt: pd.DataFrame, vu: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The serving cases off by more than :data:`outliers.FACTOR` at their stated layouts (``vt``,
+    :func:`validation_table`) and as a user calls the model (``vu``, :func:`user_table`), each with the evidence the
+    measured data gives (:func:`outliers.beyond_factor_table`; the same workload is the same model on as many GPUs of
+    the same accelerator at the same precision, lengths, latency limits, concurrency and request count)."""
+    cases = runs.inference_runs()
+    return {"stated layouts": outliers.beyond_factor_table(vt, cases, outliers.serving_workload_key),
+            "as a user": outliers.beyond_factor_table(vu, cases, outliers.serving_workload_key)}

@@ -311,6 +311,39 @@ def bias(t: pd.DataFrame, within: float = 0.10) -> str:
             + "A user sizing a run in an optimistic family should read the estimate as a lower bound on time.")
 
 
+def beyond_factor(beyond: Mapping[str, pd.DataFrame], what: str) -> str:
+    """Worked number of the cases off by more than :data:`outliers.FACTOR` (``beyond``: named
+    :func:`outliers.beyond_factor_table` results, e.g. "stated layouts" / "as a user"), ``what`` naming the cases
+    ("serving", "training"): how many, and how many of them the measured data puts down to something other than the
+    hardware's physics."""
+    from intelligence_per_dollar.analysis import outliers
+
+    if not beyond:
+        raise ValueError("beyond is empty; pass at least one named beyond_factor_table result")
+    finite, peer, rest = outliers.REASONS
+    parts = []
+    for name, t in beyond.items():
+        n = len(t)
+        if n == 0:
+            parts.append(f"{name}, none")
+            continue
+        counts = t["reason"].value_counts()
+        bits = []
+        if counts.get(finite, 0):
+            bits.append(f"{counts[finite]} are finite benchmarks whose request count, given to the same call, brings "
+                        f"it within {outliers.FACTOR:g}x")
+        if counts.get(peer, 0):
+            bits.append(f"{counts[peer]} have a run of the same workload measured at least "
+                        f"{outliers.FASTER_PEER_RATIO:g}x faster (the hardware does better; the gap is the software or "
+                        f"the setup of that run)")
+        bits.append(f"**{counts.get(rest, 0)}** have neither")
+        parts.append(f"{name}, {n} cases: " + "; ".join(bits))
+    return (f"**Off by more than {outliers.FACTOR:g}x.** The {what} cases the model misses by more than a factor of "
+            f"{outliers.FACTOR:g}, and what the measured data says about them: " + ". ".join(parts) + ". Issue 12's "
+            f"target is that no unseen run be off by more than {outliers.FACTOR:g}x; the cases with neither "
+            f"explanation are the misses left to work on.")
+
+
 def held_out_sets(t, table: str, label: str) -> str:
     """Worked number of the held-out-sets table (``analysis.validation.held_out_sets_table``) for one ``table``:
     the range and median of the sets' blind medians, the same groups now, and the latest set."""
