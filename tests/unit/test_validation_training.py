@@ -157,9 +157,10 @@ def test_held_out_cases_median(table):
     merged unchanged; all 750: 9.80% (380 of 750 within 10%). Set 75 (XTuner's sequence-parallel benchmark, Llama 2
     7B / 70B and Yi-34B at 8k-1M tokens on A100): 16.7% blind, merged unchanged; all 764: 9.94% (383 of 764 within
     10%). Set 77 (BigScience's February 2022 topology benchmarks of 177-196B candidates on 384 A100, from the
-    chronicles' earlier revision): 4.1% blind, merged unchanged; all 783: 9.87% (396 of 783 within 10%)."""
+    chronicles' earlier revision): 4.1% blind, merged unchanged; all 783: 9.87% (396 of 783 within 10%). Set 80 (NeMo
+    25.02's GPT-3 175B FP8 on 512 H100): -6.4% blind, merged unchanged; all 784: 9.85% (397 of 784 within 10%)."""
     held = table[_held_out(table)]
-    assert len(held) == 783 and held.error.abs().median() <= 0.099
+    assert len(held) == 784 and held.error.abs().median() <= 0.099
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -329,6 +330,8 @@ def test_held_out_cases_median(table):
     # set 77, merged at its blind error: BigScience's tr11 topology benchmarks (February 2022, Megatron-DeepSpeed on 384
     # A100) -27% to +4%, median 3.7%; its bf16 probe runs on 8-160 GPUs, the single second iteration of each, -33%
     ("heldout77-bigscience-tr11-topology", 0.04, 0.27), ("heldout77-bigscience-tr11-bf16-probe", 0.335, 0.345),
+    # set 80, merged at its blind error: NeMo 25.02's GPT-3 175B FP8 on 512 H100, 6% short
+    ("heldout80-nemo2502-h100", 0.065, 0.065),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
