@@ -102,3 +102,19 @@ def test_training_cases_beyond_2x_are_those_the_speed_error_puts_there():
     for row in b[peer].itertuples():
         assert outliers.training_workload_key(by_id[row.case]) == outliers.training_workload_key(by_id[row.faster_peer])
         assert row.peer_speedup >= outliers.FASTER_PEER_RATIO
+
+
+def test_the_worked_number_counts_each_reason_and_names_the_rest():
+    from intelligence_per_dollar.views.prose import training as prose
+
+    stated = pd.DataFrame({"reason": [outliers.REASONS[1], outliers.REASONS[2], outliers.REASONS[2]]})
+    user = pd.DataFrame({"reason": [outliers.REASONS[0]] * 4 + [outliers.REASONS[2]]})
+    text = prose.beyond_factor({"at the stated layouts": stated, "as a user": user, "empty": stated.iloc[:0]},
+                               "serving")
+    assert "At the stated layouts, 3 cases: 1 have a run of the same workload" in text and "**2** have neither" in text
+    assert "As a user, 5 cases: 4 are finite benchmarks" in text and "**1** have neither" in text
+    assert "Empty, none" in text
+    # the explanation of a faster run is given once
+    assert text.count("the hardware does better") == 1
+    with pytest.raises(ValueError, match="empty"):
+        prose.beyond_factor({}, "serving")

@@ -333,5 +333,5 @@ def beyond_factor(vt: pd.DataFrame, vu: pd.DataFrame) -> dict[str, pd.DataFrame]
     measured data gives (:func:`outliers.beyond_factor_table`; the same workload is the same model on as many GPUs of
     the same accelerator at the same precision, lengths, latency limits, concurrency and request count)."""
     cases = runs.inference_runs()
-    return {"stated layouts": outliers.beyond_factor_table(vt, cases, outliers.serving_workload_key),
+    return {"at the stated layouts": outliers.beyond_factor_table(vt, cases, outliers.serving_workload_key),
             "as a user": outliers.beyond_factor_table(vu, cases, outliers.serving_workload_key)}

@@ -321,11 +321,12 @@ def beyond_factor(beyond: Mapping[str, pd.DataFrame], what: str) -> str:
     if not beyond:
         raise ValueError("beyond is empty; pass at least one named beyond_factor_table result")
     finite, peer, rest = outliers.REASONS
-    parts = []
+    parts, explained = [], False
     for name, t in beyond.items():
+        label = name[:1].upper() + name[1:]
         n = len(t)
         if n == 0:
-            parts.append(f"{name}, none")
+            parts.append(f"{label}, none")
             continue
         counts = t["reason"].value_counts()
         bits = []
@@ -333,11 +334,12 @@ def beyond_factor(beyond: Mapping[str, pd.DataFrame], what: str) -> str:
             bits.append(f"{counts[finite]} are finite benchmarks whose request count, given to the same call, brings "
                         f"it within {outliers.FACTOR:g}x")
         if counts.get(peer, 0):
+            why = "" if explained else " (the hardware does better; the gap is the software or the setup of that run)"
             bits.append(f"{counts[peer]} have a run of the same workload measured at least "
-                        f"{outliers.FASTER_PEER_RATIO:g}x faster (the hardware does better; the gap is the software or "
-                        f"the setup of that run)")
+                        f"{outliers.FASTER_PEER_RATIO:g}x faster{why}")
+            explained = True
         bits.append(f"**{counts.get(rest, 0)}** have neither")
-        parts.append(f"{name}, {n} cases: " + "; ".join(bits))
+        parts.append(f"{label}, {n} cases: " + "; ".join(bits))
     return (f"**Off by more than {outliers.FACTOR:g}x.** The {what} cases the model misses by more than a factor of "
             f"{outliers.FACTOR:g}, and what the measured data says about them: " + ". ".join(parts) + ". Issue 12's "
             f"target is that no unseen run be off by more than {outliers.FACTOR:g}x; the cases with neither "
