@@ -158,9 +158,11 @@ def test_held_out_cases_median(table):
     7B / 70B and Yi-34B at 8k-1M tokens on A100): 16.7% blind, merged unchanged; all 764: 9.94% (383 of 764 within
     10%). Set 77 (BigScience's February 2022 topology benchmarks of 177-196B candidates on 384 A100, from the
     chronicles' earlier revision): 4.1% blind, merged unchanged; all 783: 9.87% (396 of 783 within 10%). Set 80 (NeMo
-    25.02's GPT-3 175B FP8 on 512 H100): -6.4% blind, merged unchanged; all 784: 9.85% (397 of 784 within 10%)."""
+    25.02's GPT-3 175B FP8 on 512 H100): -6.4% blind, merged unchanged; all 784: 9.85% (397 of 784 within 10%). Set 81
+    (llm.c's GPT-2 124M-1558M on 8 A100 / H100, the step times its scripts state): 18.0% blind, merged unchanged; all
+    788: 9.87% (398 of 788 within 10%)."""
     held = table[_held_out(table)]
-    assert len(held) == 784 and held.error.abs().median() <= 0.099
+    assert len(held) == 788 and held.error.abs().median() <= 0.099
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -332,6 +334,9 @@ def test_held_out_cases_median(table):
     ("heldout77-bigscience-tr11-topology", 0.04, 0.27), ("heldout77-bigscience-tr11-bf16-probe", 0.335, 0.345),
     # set 80, merged at its blind error: NeMo 25.02's GPT-3 175B FP8 on 512 H100, 6% short
     ("heldout80-nemo2502-h100", 0.065, 0.065),
+    # set 81, merged at its blind error: llm.c's GPT-2 124M / 350M / 774M on 8 A100 17-19% long in step time (its
+    # fused hand-written kernels, stood in for by the nemo-2024 stack), the 1558M on 8 H100 4% long
+    ("heldout81-llmc-gpt2", 0.185, 0.195),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
@@ -517,7 +522,7 @@ def test_runs_that_ran_are_not_refused(table):
     on 64 H100 and MPT-3B at micro-batch 6 on 128 A100-40GB fit since session 27: MPT trains without dropout and
     with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``). Of the
     eleven flagged at session 34's start, seven fit since (pure-BF16 model states, below); four remain, and sets 58,
-    62 and 77 added three."""
+    62, 77 and 81 added four."""
     assert (table.refused == "").all()
     assert set(table.case[~table.memory_fits]) == {
         # set 8: MLPerf v5.0's Llama 3.1 405B on 512 H100 (8 layers per stage, 8 in flight); Megatron-LM's
@@ -541,7 +546,11 @@ def test_runs_that_ran_are_not_refused(table):
         # set 77: BigScience's 181B candidate at TP8 PP2 DP24 on 384 A100, 83.2 GB in the model: the deepspeed-2021
         # stack keeps BLOOM's bf16 run's FP32 gradients (45.3 GB here), where this fp16 benchmark's DeepSpeed ZeRO-1
         # kept them in fp16 (the row records fp16 as bf16, the same A100 rate)
-        "heldout77-bs-tr11-200bpre-181b-02-25-tp8pp2dp24-mbs2-gbs2016"}
+        "heldout77-bs-tr11-200bpre-181b-02-25-tp8pp2dp24-mbs2-gbs2016",
+        # set 81: llm.c's GPT-2 350M at micro-batch 64 x 1,024 on A100-80GB without recompute: the stand-in stack
+        # stores the FP32 logits and every activation PyTorch would, where llm.c's fused classifier never writes FP32
+        # logits and its hand-written kernels keep fewer buffers
+        "heldout81-llmc-gpt2-350m-a100x8"}
     # Session 34: NeMo AutoModel's MoE models (Qwen3-30B-A3B on 8 H100, Kimi K2 on 256 H100, GPT-OSS 20B / 120B) and
     # KempnerForge (Llama 3 8B on one H200, which reports 80.7 GiB allocated where the model now counts 77 GB) build
     # their models in BF16 and step them in place: 8 bytes of model state per parameter, not 16 (stacks
