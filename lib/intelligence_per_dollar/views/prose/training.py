@@ -7,6 +7,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from intelligence_per_dollar.analysis import outliers
 from intelligence_per_dollar.analysis import training as at
 from intelligence_per_dollar.analysis.claims import intervals
 from intelligence_per_dollar.analysis.sweeps import gpu_ratio
@@ -316,8 +317,6 @@ def beyond_factor(beyond: Mapping[str, pd.DataFrame], what: str) -> str:
     :func:`outliers.beyond_factor_table` results, e.g. "stated layouts" / "as a user"), ``what`` naming the cases
     ("serving", "training"): how many, and how many of them the measured data puts down to something other than the
     hardware's physics."""
-    from intelligence_per_dollar.analysis import outliers
-
     if not beyond:
         raise ValueError("beyond is empty; pass at least one named beyond_factor_table result")
     finite, peer, rest = outliers.REASONS
