@@ -45,7 +45,7 @@ def test_each_reason_and_the_cases_left_out():
     counts = outliers.reason_counts({"x": b.reset_index(), "empty": b.iloc[:0]})
     assert list(counts["x"]) == [1, 1, 2, 4] and list(counts["empty"]) == [0, 0, 0, 0]
     stacked = outliers.stacked({"x": b.reset_index(), "y": b.reset_index()})
-    assert len(stacked) == 8 and set(stacked["call"]) == {"x", "y"}
+    assert len(stacked) == 8 and set(stacked["call"]) == {"x", "y"} and stacked.columns[0] == "call"
 
 
 def test_a_peer_must_be_faster_by_the_ratio():

@@ -160,9 +160,11 @@ def test_held_out_cases_median(table):
     chronicles' earlier revision): 4.1% blind, merged unchanged; all 783: 9.87% (396 of 783 within 10%). Set 80 (NeMo
     25.02's GPT-3 175B FP8 on 512 H100): -6.4% blind, merged unchanged; all 784: 9.85% (397 of 784 within 10%). Set 81
     (llm.c's GPT-2 124M-1558M on 8 A100 / H100, the step times its scripts state): 18.0% blind, merged unchanged; all
-    788: 9.87% (398 of 788 within 10%)."""
+    788: 9.87% (398 of 788 within 10%). Set 82 (torchtitan's chunked-loss Qwen3-14B on 8 H100, the Megatron-Bridge
+    low-precision post's Llama 3 8B on 8 GB200, NeMo's long-sequence B200 rows): 6.4% blind, merged unchanged; all 797:
+    9.74% (406 of 797 within 10%)."""
     held = table[_held_out(table)]
-    assert len(held) == 788 and held.error.abs().median() <= 0.099
+    assert len(held) == 797 and held.error.abs().median() <= 0.099
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -337,6 +339,11 @@ def test_held_out_cases_median(table):
     # set 81, merged at its blind error: llm.c's GPT-2 124M / 350M / 774M on 8 A100 17-19% long in step time (its
     # fused hand-written kernels, stood in for by the nemo-2024 stack), the 1558M on 8 H100 4% long
     ("heldout81-llmc-gpt2", 0.185, 0.195),
+    # set 82, merged at its blind error: the Megatron-Bridge low-precision post's Llama 3 8B on 8 GB200, 6-9% short in
+    # step time over BF16 / FP8-CS / MXFP8 / NVFP4; NeMo's long-sequence Llama 3 8B FP8 on 2-64 B200 at 8K-256K -6% to
+    # +7%; torchtitan's chunked-loss Qwen3-14B TP4 DP2 on 8 H100 (eager, full recompute) 15% slow
+    ("heldout82-mbridge-lowprec-blog", 0.066, 0.09), ("heldout82-nemo-longseq-b200", 0.038, 0.071),
+    ("heldout82-torchtitan-chunked-loss", 0.154, 0.154),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,

@@ -136,8 +136,9 @@ def reason_counts(beyond: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def stacked(beyond: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The named :func:`beyond_factor_table` results in one table, a ``call`` column naming each."""
+    """The named :func:`beyond_factor_table` results in one table, a first ``call`` column naming each."""
     frames = [t.assign(call=name) for name, t in beyond.items()]
     if not frames:
         raise ValueError("beyond is empty; pass at least one named beyond_factor_table result")
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    return out[["call"] + [c for c in out.columns if c != "call"]]
