@@ -1,12 +1,16 @@
 """Finite offline benchmarks (model/serving_benchmarks.py): N uniform requests queued at once, admitted
 within max_batch_size / max_num_tokens (TensorRT-LLM MicroBatchScheduler), ramp + batch + drain."""
 
+import csv
+import io
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from intelligence_per_dollar.model import inference as inf
+from intelligence_per_dollar.model import serving_arrivals as arr
 from intelligence_per_dollar.model import serving_benchmarks as sb
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import runs
@@ -177,3 +181,76 @@ def test_blog_runs_carry_their_stated_limits():
     assert {(c["max_batch_size"], c["max_num_tokens"]) for c in blog.values()} == {(896, 2048), (384, 1536), (128, 1151)}
     for c in blog.values():                   # the stated concurrency fills max_batch_size on each of 8 ranks
         assert c["concurrency"] == 8 * c["max_batch_size"]
+
+
+def test_arriving_requests_by_hand():
+    """Two one-token-prompt requests at a constant 10 ms iteration: a request whose prompt and output fit before the
+    next arrives runs alone, so the run lasts from time 0 to the last arrival plus its own iterations."""
+    step = lambda d, p, x: 0.01 + 0 * d          # noqa: E731
+    rate = 0.5                                   # 2 s mean gap: far longer than a request's 5 x 10 ms
+    out = sb.arriving_output_tokens_per_s(step, 1, 5, 2, 4, 64, rate, 3.0)
+    last = arr.arrival_times(rate, 2)[-1]
+    # each request: one prefill iteration (its first token) and four decodes; the last starts at the first
+    # iteration boundary after it arrives (within 10 ms), so the run ends 50-60 ms after the last arrival
+    assert 10 / (last + 0.060) <= out <= 10 / (last + 0.050)
+
+
+def test_a_run_cannot_outpace_its_arrivals_and_a_burst_matches_the_queued_run():
+    """At a finite rate a run ends after its last request arrives (tokens/s at most N x OSL over that time); at a
+    rate far above what the engine serves, the arrival simulation and the cohort phases of a queued run (two
+    implementations of the same engine) agree within 2%."""
+    step = lambda d, p, x: 2e-3 + 2e-5 * d + 1e-6 * p + 1e-8 * d * x      # noqa: E731
+    isl, osl, n, batch, tokens, piece = 512, 256, 400, 64, 2048, 512.0
+    queued = sb.output_tokens_per_s(step, isl, osl, n, batch, tokens, piece=piece)
+    burst = sb.arriving_output_tokens_per_s(step, isl, osl, n, batch, tokens, 1e6, isl + osl / 2, piece=piece)
+    assert burst == pytest.approx(queued, rel=0.02)
+    for rate in (1.0, 5.0, 20.0, 100.0):
+        paced = sb.arriving_output_tokens_per_s(step, isl, osl, n, batch, tokens, rate, isl + osl / 2, piece=piece)
+        assert paced <= n * osl / arr.arrival_times(rate, n)[-1] and paced <= burst * 1.001
+    rates = [sb.arriving_output_tokens_per_s(step, isl, osl, n, batch, tokens, r, isl + osl / 2, piece=piece)
+             for r in (1.0, 5.0, 20.0, 100.0)]
+    assert rates == sorted(rates)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "10"])
+def test_request_rate_is_validated(bad):
+    with pytest.raises(ValueError, match="request_rate_per_s"):
+        inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, requests=100, request_rate_per_s=bad)
+
+
+def test_a_request_rate_needs_a_finite_run_and_inf_means_at_once():
+    with pytest.raises(ValueError, match="request_rate_per_s=10.*needs requests"):
+        inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, request_rate_per_s=10)
+    at_once = inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, requests=200)
+    assert inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, requests=200,
+                        request_rate_per_s=float("inf")) == at_once
+    paced = inf.estimate(LLAMA70, "H200", 8, "fp8", 1000, 1000, requests=200, request_rate_per_s=2.0)
+    # 200 requests at 2 per second arrive over ~100 s: at most 200 x 1000 tokens in that time, over 8 GPUs
+    assert paced.output_tokens_per_s_per_gpu < min(at_once.output_tokens_per_s_per_gpu, 200 * 1000 / 90 / 8)
+
+
+def test_rows_that_state_a_request_rate_are_finite_max_load_runs_with_their_rate_in_the_note():
+    """Every row with ``request_rate_per_s`` is a finite run (``requests``) whose note quotes the rate its client
+    used, and the loader refuses a rate without a request count or beside latency limits."""
+    rows = [c for c in runs.inference_runs() if c["request_rate_per_s"]]
+    assert len(rows) >= 45
+    for c in rows:
+        r = c["request_rate_per_s"]
+        assert c["requests"] and not runs.is_latency_limited(c)
+        assert (f"{r:g}" in c["note"] and "rate" in c["note"].lower()) or f"qps{r:g}" in c["id"], c["id"]
+
+
+def test_the_loader_refuses_a_rate_without_requests(tmp_path):
+    """A rate is the pace of a finite run's requests: a row with a rate and no request count is refused, naming the
+    file, row and column (a latency-limited row cannot state requests, so it cannot state a rate either)."""
+    src = runs.io.data_path("runs", "inference_runs.csv").read_text().splitlines()
+    hi = next(i for i, line in enumerate(src) if not line.startswith("#"))
+    hdr = next(csv.reader([src[hi]]))
+    rec = next(r for r in csv.reader(src[hi + 1:]) if r[hdr.index("request_rate_per_s")])
+    rec[hdr.index("requests")] = ""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([hdr, rec])
+    bad = tmp_path / "bad.csv"
+    bad.write_text(buf.getvalue())
+    with pytest.raises(runs.io.DataError, match="row 2, column 'request_rate_per_s'.*needs the finite run's request"):
+        runs.inference_runs(str(bad))

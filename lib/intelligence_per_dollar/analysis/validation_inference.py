@@ -148,7 +148,8 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, inference.Est
         return _predict_under_slo(case, scenario)
     e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
                            case["output_tokens"], case["concurrency"], case["parallelism"] or None,
-                           requests=case.get("requests"), **_engine_kwargs(case, scenario))
+                           requests=case.get("requests"), request_rate_per_s=case.get("request_rate_per_s"),
+                           **_engine_kwargs(case, scenario))
     if case["unit"] == "input_tokens_per_s_per_gpu":
         return e.input_tokens_per_s_per_gpu, e
     return e.output_tokens_per_s_per_gpu, e
@@ -193,13 +194,15 @@ def predict_as_user(case: dict, scenario: str = "central") -> float:
 
 def predict_as_user_with_requests(case: dict, scenario: str = "central") -> float:
     """A max-load case of a finite benchmark (its ``requests`` stated) predicted as a user who also states the request
-    count: :func:`inference.estimate` with the case's model, accelerator, GPU count, precision, lengths and
-    ``requests``, every other argument at its default (layouts searched, the run's ramp, full batch and drain timed by
-    :mod:`serving_benchmarks`). NaN for a case without a request count."""
+    count: :func:`inference.estimate` with the case's model, accelerator, GPU count, precision, lengths,
+    ``requests`` and the rate they arrive at where the run states one (``request_rate_per_s``), every other argument
+    at its default (layouts searched, the run's ramp, full batch and drain timed by :mod:`serving_benchmarks`). NaN
+    for a case without a request count."""
     if not case.get("requests"):
         return float("nan")
     e = inference.estimate(case["model"], case["accelerator"], case["gpus"], case["precision"], case["input_tokens"],
-                           case["output_tokens"], requests=case["requests"], mode=case["mode"], scenario=scenario,
+                           case["output_tokens"], requests=case["requests"],
+                           request_rate_per_s=case.get("request_rate_per_s"), mode=case["mode"], scenario=scenario,
                            **_length_kwargs(case))
     return float(e.output_tokens_per_s_per_gpu)
 

@@ -442,7 +442,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
              max_num_tokens: int | None = None, weight_offload: bool | float | None = None,
              output_tokens_cv: float = 0.0, output_tokens_max: int | None = None,
              output_dataset: str | None = None, kv_allocation: str | None = None, speculative_tokens: int = 0,
-             accepted_tokens: float | None = None) -> Estimate:
+             accepted_tokens: float | None = None, request_rate_per_s: float | None = None) -> Estimate:
     """Throughput, interactivity, TTFT and memory of serving ``model`` on ``gpus`` GPUs of ``accelerator`` (an
     accelerator id, or a system id of ``data/hardware/systems.csv``, which brings that system's NVLink domain and
     topology: ``HGX-H100-4GPU``, four H100 wired directly with no NVSwitch; :func:`serving_kernels.scaleup_share`).
@@ -453,6 +453,9 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
     (:func:`serving_context.default_kv_precision`). Raises ``ValueError`` naming the constraint: unknown precision,
     impossible parallelism, weights or KV cache that do not fit. ``requests`` (trtllm-bench): tokens/s per GPU
     of a finite run (:func:`serving_benchmarks.output_tokens_per_s_per_gpu`); other fields: the steady state.
+    ``request_rate_per_s`` (with ``requests``): the rate at which the finite run's requests arrive, a Poisson stream
+    as ``vllm bench serve`` / SGLang's ``bench_serving`` send them at ``--request-rate`` (None or inf: all at once;
+    :func:`serving_benchmarks.arriving_output_tokens_per_s`).
     ``max_batch_size`` (sequences per attention rank) / ``max_num_tokens`` (per iteration): the engine's
     scheduler limits when set (None: :func:`serving_schedulers.limits`' defaults). ``weight_offload``: layer weights
     streamed from host memory (:mod:`serving_offload`; None: only if nothing fits otherwise and the host link is
@@ -478,6 +481,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
                          f"ramp and drain (serving_benchmarks) advance one token per iteration; allowed: requests=None "
                          f"(the steady state) or speculative_tokens=0")
     requests = bench.check_requests(requests, ctx)
+    rate = bench.check_request_rate(request_rate_per_s, requests)
     mc = max_concurrency(ctx, c)
     if concurrency is None:
         conc = mc
@@ -492,7 +496,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
                                                           if concurrency is not None else ""))
     score = np.where(ok, r["output_tokens_per_s_per_gpu"], -np.inf) if requests is None else \
         bench.output_tokens_per_s_per_gpu(ctx, c, np.minimum(max_concurrency(ctx, c, steady=False), conc if concurrency
-                                                             else np.inf), requests, ok, _gpu_step_s)
+                                                             else np.inf), requests, ok, _gpu_step_s, rate)
     i = int(np.argmax(score))
     pick = {k: float(np.broadcast_to(v, c["tp"].shape)[i]) for k, v in r.items()}
     par = {k: int(c[k][i]) for k in ("tp", "dp", "ep", "pp", "replicas")}

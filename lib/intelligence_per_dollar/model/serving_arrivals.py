@@ -43,7 +43,7 @@ from intelligence_per_dollar.model import serving_lengths as lengths
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import checks, workloads
 
-__all__ = ["IterationTable", "iteration_table", "simulate", "window", "latency_percentiles", "steady_in_flight",
+__all__ = ["IterationTable", "iteration_table", "tabulate", "simulate", "window", "latency_percentiles", "steady_in_flight",
            "request_lengths", "max_rate", "arrival_times", "SIM_REQUESTS", "WARMUP_SHARE"]
 
 #: New requests per simulation (after the warm ones): the percentiles are read over 70% of them (:func:`window`), 3,500
@@ -86,14 +86,26 @@ def iteration_table(ctx: kern.Context, tp: int, dp: int, ep: int, max_sequences:
     prompt tokens: :func:`inference._gpu_step_s` (every layer and the LM head at the case's mean decode context) with
     the host time (:func:`serving_kernels.iteration_s`). Grid: 0 to ``max_sequences`` decode sequences and 0 to
     ``max_tokens`` prompt tokens, geometrically spaced (the time is smooth and nearly linear in each)."""
+    def step_s(D, P):
+        full = np.ones_like(D)
+        gpu = inf._gpu_step_s(ctx, tp * full, dp * full, ep * full, D, D, P, ctx.isl + ctx.decode_position_tokens)[0]
+        return kern.iteration_s(ctx, gpu, kern.host_time_s(D, ctx.host_step_s, ctx.host_per_sequence_s))
+
+    return tabulate(step_s, max_sequences, max_tokens)
+
+
+def tabulate(step_s, max_sequences: float, max_tokens: float) -> IterationTable:
+    """An :class:`IterationTable` of ``step_s(decode sequences, prompt tokens)`` (arrays in, seconds out) over 0 to
+    ``max_sequences`` decode sequences and 0 to ``max_tokens`` prompt tokens, geometrically spaced (the time is smooth
+    and nearly linear in each)."""
     dec = np.unique(np.concatenate([[0.0], np.geomspace(1.0, max(max_sequences, 2.0), _DECODE_POINTS)]))
     pre = np.unique(np.concatenate([[0.0], np.geomspace(1.0, max(max_tokens, 2.0), _PREFILL_POINTS)]))
     D, P = np.meshgrid(dec, pre, indexing="ij")
-    context = ctx.isl + ctx.decode_position_tokens
-    full = np.ones_like(D)
-    gpu = inf._gpu_step_s(ctx, tp * full, dp * full, ep * full, D, D, P, context)[0]
-    host = kern.host_time_s(D, ctx.host_step_s, ctx.host_per_sequence_s)
-    return IterationTable(dec, pre, kern.iteration_s(ctx, gpu, host))
+    t = np.asarray(step_s(D, P), float)
+    if t.shape != D.shape or not np.all(np.isfinite(t)) or t.min() <= 0:
+        raise ValueError(f"step_s must give a positive finite time for every grid point of shape {D.shape}, got "
+                         f"{checks.short(t)}")
+    return IterationTable(dec, pre, t)
 
 
 def _checked(rate_per_s, input_tokens, output_tokens, max_sequences, max_num_tokens, prefill_piece):

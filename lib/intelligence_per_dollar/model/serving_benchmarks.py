@@ -26,6 +26,16 @@ them, :func:`output_tokens_per_s` times them with the model's own iteration time
 prefill (vLLM V1, SGLang, the ``physics`` scheduler) admit prompts piece by piece instead, the decode
 tokens first and prompt pieces of at most ``prefill_chunk_tokens`` in the rest of the budget
 (:func:`_chunked_phases`), so a prompt longer than the budget never stalls the decoding batch.
+
+**Requests that arrive at a rate.** vLLM's ``benchmark_serving.py`` (``vllm bench serve``) and SGLang's
+``bench_serving`` send a finite run's prompts all at once only at ``--request-rate inf``; at a finite rate they send
+them as a Poisson stream ("we use Poisson process or gamma distribution to synthesize the request arrival times",
+burstiness 1: exponential gaps) and report the output tokens over the time from the first request sent to the last
+token. A run of ``N`` requests at ``r`` per second cannot end before its last request arrives, about ``N / r``
+seconds in, and it ramps up as the requests come rather than from a full queue. :func:`arriving_output_tokens_per_s`
+times such a run with the open-loop engine simulation of :mod:`serving_arrivals` (FIFO admission up to the batch, the
+decode tokens first and prompt pieces in the rest of the budget, each iteration from the serving model), for exactly
+the run's requests and no warm start.
 """
 
 from __future__ import annotations
@@ -36,13 +46,15 @@ from typing import Callable
 
 import numpy as np
 
+from intelligence_per_dollar.model import serving_arrivals as arrivals
 from intelligence_per_dollar.model import serving_kernels as kern
 from intelligence_per_dollar.model import serving_lengths as lengths
 from intelligence_per_dollar.model import serving_offload as offl
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import checks
 
-__all__ = ["phases", "output_tokens_per_s", "check_requests", "slot_lengths", "output_tokens_per_s_per_gpu"]
+__all__ = ["phases", "output_tokens_per_s", "arriving_output_tokens_per_s", "check_requests", "check_request_rate",
+           "slot_lengths", "output_tokens_per_s_per_gpu"]
 
 
 def phases(isl: int, osl: int, requests: int, batch: int, tokens: int, lengths=None, piece: float = math.inf):
@@ -161,6 +173,40 @@ def output_tokens_per_s(step_s: Callable, isl: int, osl: int, requests: int, bat
     return float(_lengths(lengths, osl, requests).sum()) / wall
 
 
+def arriving_output_tokens_per_s(step_s: Callable, isl: int, osl: int, requests: int, batch: int, tokens: float,
+                                 rate_per_s: float, context: float, lengths=None, piece: float = math.inf,
+                                 dispatch_ranks: int = 1) -> float:
+    """Output tokens per second of one rank over a finite run whose ``requests`` requests of ``isl`` + ``osl`` tokens
+    arrive as a Poisson stream at ``rate_per_s`` (module docstring), from the first request sent (time 0) to the last
+    token: :func:`serving_arrivals.simulate` with at most ``batch`` sequences and ``tokens`` tokens per iteration,
+    each iteration ``step_s(decode sequences, prefill tokens, context)`` (arrays, seconds) at the run's mean decode
+    ``context``, tabulated (:func:`serving_arrivals.tabulate`). ``lengths``: each request's output length (None: all
+    ``osl``); ``piece``: inf runs prompts whole, a finite piece is chunked prefill; ``dispatch_ranks``: the ranks a
+    balancing dispatcher deals one stream among (:func:`serving_arrivals.arrival_times`)."""
+    isl, osl, requests = (checks.positive_int(k, v) for k, v in (("isl", isl), ("osl", osl), ("requests", requests)))
+    batch = checks.positive_int("batch", batch, whole_floats=True)
+    out = _lengths(lengths, osl, requests).astype(float)
+    x = checks.positive_number("context", context)
+    table = arrivals.tabulate(lambda d, p: step_s(d, p, np.full(np.shape(d), x)), batch, tokens)
+    sim = arrivals.simulate(table, rate_per_s, float(isl), out, batch, tokens, piece, dispatch_ranks=dispatch_ranks)
+    return float(out.sum() / np.max(sim["finish_s"]))
+
+
+def check_request_rate(request_rate_per_s, requests) -> float | None:
+    """``request_rate_per_s``: None or inf (a finite run's requests all queued at once) or the positive rate at which
+    they arrive (a Poisson stream, :func:`arriving_output_tokens_per_s`), which needs the run's ``requests``."""
+    if request_rate_per_s is None:
+        return None
+    rate = checks.positive_number("request_rate_per_s", request_rate_per_s, allow_inf=True)
+    if math.isinf(rate):
+        return None
+    if requests is None:
+        raise ValueError(f"request_rate_per_s={request_rate_per_s!r} needs requests (the finite run's request count; "
+                         f"a stream without an end is serving_slo.best_under_slo(arrivals='poisson')); allowed: "
+                         f"requests set, or request_rate_per_s None or inf")
+    return rate
+
+
 def check_requests(requests, ctx) -> int | None:
     """``requests``: None (the steady state) or a positive whole number of requests of a finite run, which
     needs ``aggregated`` mode. A scheduler that runs prompts whole (``trtllm-bench``, vLLM v0.5) already needs a token
@@ -182,7 +228,8 @@ def slot_lengths(ctx, n: int):
     return lengths.lengths(ctx.osl, ctx.osl_cv, ctx.osl_max, n, ctx.osl_dataset)[lengths.admission_order(n)]
 
 
-def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Callable) -> np.ndarray:
+def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Callable,
+                                request_rate_per_s: float | None = None) -> np.ndarray:
     """Output tokens/s per GPU of layouts ``c`` (arrays ``tp``, ``dp``, ``ep``, ``replicas``, optional
     ``pp``) serving a finite run of ``requests`` requests (-inf where ``ok`` is False). ``batch``: most
     sequences over all GPUs (memory, ``max_batch_size``, a concurrency limit); ``max_num_tokens`` from
@@ -193,7 +240,9 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
     is the serving model's iteration of the slowest pipeline stage (:func:`inference._gpu_step_s`), the host
     time counts every scheduled sequence (:func:`serving_kernels.host_time_s`), and no iteration is shorter than
     the host-link stream of its offloaded weights (``offload``, :mod:`serving_offload`); a slot's micro-batch
-    advances once every ``pp`` stage iterations (:mod:`serving_pipeline`)."""
+    advances once every ``pp`` stage iterations (:mod:`serving_pipeline`). ``request_rate_per_s``: None, the requests
+    queued at once (:func:`output_tokens_per_s`), or the rate at which they arrive, dealt out in turn to the busy
+    slots (:func:`arriving_output_tokens_per_s`)."""
     tokens = sched.limits(ctx, c["tp"], c["dp"], c.get("pp", 1.0))[1]
     # prompts whole (trtllm-bench, vLLM v0.5) or in pieces of at most prefill_chunk_tokens (chunked prefill)
     piece = math.inf if sched.whole_prompts(ctx.scheduler) else ctx.prefill_chunk_tokens
@@ -215,6 +264,12 @@ def output_tokens_per_s_per_gpu(ctx, c, batch, requests: int, ok, gpu_step_s: Ca
             return pp * kern.iteration_s(ctx, t_gpu, t_host)
 
         slot_batch = max(math.floor(batch[j] / active), 1)
-        per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, tokens[j], slot_lengths(ctx, n), piece)
+        if request_rate_per_s is None:
+            per_rank = output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, tokens[j], slot_lengths(ctx, n),
+                                           piece)
+        else:
+            per_rank = arriving_output_tokens_per_s(step, ctx.isl, ctx.osl, n, slot_batch, tokens[j],
+                                                    request_rate_per_s / active, ctx.isl + ctx.decode_position_tokens,
+                                                    slot_lengths(ctx, n), piece, dispatch_ranks=int(active))
         out[j] = per_rank * requests / n / (tp * dp * rep * pp)
     return out

@@ -46,7 +46,7 @@ _INF_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", "m
 #: Optional serving-run columns (engine, benchmark and workload details; absent or empty: the defaults).
 _INF_OPTIONAL = (*_INF_MODEL_OPTIONAL, "scheduler", "requests", "max_batch_size", "max_num_tokens", "ttft_limit_s",
                  "tpot_limit_s", "output_tokens_cv", "output_tokens_max", "output_dataset", "kv_allocation",
-                 "speculative_tokens", "accepted_tokens")
+                 "speculative_tokens", "accepted_tokens", "request_rate_per_s")
 #: ``kv_allocation`` values (the model's ``serving_schedulers.KV_ALLOCATIONS``; a test keeps the two equal).
 KV_ALLOCATIONS = ("reserve", "on-demand")
 
@@ -123,6 +123,9 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
             # scheduler limits the run set (empty: the engine's default or trtllm-bench's heuristic)
             **{k: _positive_int(path, row, rec, k) if rec.get(k) else None
                for k in ("requests", "max_batch_size", "max_num_tokens")},
+            # optional: the rate at which a finite run's requests arrive (a Poisson stream, the serving benchmarks'
+            # --request-rate; empty: all at once)
+            "request_rate_per_s": _request_rate(path, row, rec),
             # optional: how the dataset's output lengths vary (coefficient of variation, cap; empty: one length)
             "output_tokens_cv": (io.parse_float(path, row, "output_tokens_cv", rec["output_tokens_cv"])
                                  if rec.get("output_tokens_cv") else 0.0),
@@ -143,6 +146,18 @@ def _inference_case(path: Path, row: int, rec: dict) -> dict:
                for k in ("ttft_limit_s", "tpot_limit_s")},
             "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
             "unit": rec["unit"], "note": rec["note"]}
+
+
+def _request_rate(path: Path, row: int, rec: dict) -> float | None:
+    """``request_rate_per_s``: empty (the run's requests all sent at once, or a steady state) or a positive rate,
+    which only a finite run (``requests`` set) has."""
+    if not rec.get("request_rate_per_s"):
+        return None
+    if not rec.get("requests"):
+        raise io.DataError(f"{path}, row {row}, column 'request_rate_per_s': '{rec['request_rate_per_s']}' needs the "
+                           f"finite run's request count; allowed: requests set, or request_rate_per_s empty")
+    return io.parse_float(path, row, "request_rate_per_s", rec["request_rate_per_s"], positive=True,
+                          allow_zero=False)
 
 
 def is_latency_limited(case: dict) -> bool:
