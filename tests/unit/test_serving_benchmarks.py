@@ -254,3 +254,20 @@ def test_the_loader_refuses_a_rate_without_requests(tmp_path):
     bad.write_text(buf.getvalue())
     with pytest.raises(runs.io.DataError, match="row 2, column 'request_rate_per_s'.*needs the finite run's request"):
         runs.inference_runs(str(bad))
+
+
+def test_a_run_held_to_its_clients_pace_is_not_max_load():
+    """A user's call answers for a server running flat out. A finite run whose requests arrived over more than 5% of
+    its measured length was held to its client's pace (the rate, not the hardware, set it) and leaves the user table,
+    as a run with a stated concurrency does; a burst (dstack's 1,000 requests at 1,000/s in a ~100 s run) stays."""
+    from intelligence_per_dollar.analysis import validation_inference as vi
+    cases = {c["id"]: c for c in runs.inference_runs()}
+    paced = cases["heldout53-r1bench-dsr1-h200x8-vllm-ep8-sharegpt500"]        # 500 at 10/s in a 78 s run: 64%
+    burst = next(c for i, c in cases.items() if i.startswith("heldout65-dstack") and c["request_rate_per_s"] == 1000)
+    assert vi.is_paced(paced) and not vi.is_max_load(paced)
+    assert not vi.is_paced(burst) and vi.is_max_load(burst)
+    # the share is measured: the same run sent at 1,000 requests per second (0.5 s of arrivals) is a burst
+    assert not vi.is_paced({**paced, "request_rate_per_s": 1000.0})
+    assert not vi.is_paced({**paced, "request_rate_per_s": None})
+    # every paced row is finite and every user-table row is max load
+    assert all(c["requests"] for c in cases.values() if vi.is_paced(c))

@@ -59,9 +59,9 @@ from intelligence_per_dollar.analysis import outliers
 from intelligence_per_dollar.model import efficiency, inference, peaks, serving_context, serving_slo
 from intelligence_per_dollar.sources import hardware, runs
 
-__all__ = ["predict", "predict_as_user", "predict_as_user_with_requests", "is_max_load", "validation_table",
-           "user_table", "user_error_by_run_length", "operating_point_table", "speculative_table", "validation_summary",
-           "beyond_factor"]
+__all__ = ["predict", "predict_as_user", "predict_as_user_with_requests", "is_max_load", "is_paced", "PACED_SHARE",
+           "validation_table", "user_table", "user_error_by_run_length", "operating_point_table", "speculative_table",
+           "validation_summary", "beyond_factor"]
 
 
 def _predict_gemm(case: dict, scenario: str) -> float:
@@ -107,11 +107,30 @@ def _length_kwargs(case: dict) -> dict:
                 output_dataset=case.get("output_dataset"))
 
 
+#: A finite run whose requests arrive over more than this share of its measured length was held to its client's pace
+#: (:func:`is_paced`): the load, not the hardware, set its throughput. Below it the arrivals are a burst the engine
+#: queues at once (dstack's 1,000 requests at 1,000 per second in a 100-second run: 1%), a shift smaller than half
+#: the model's median error.
+PACED_SHARE = 0.05
+
+
+def is_paced(case: dict) -> bool:
+    """Whether a finite run's client held it to a pace (``request_rate_per_s``): its ``requests`` took
+    ``requests / rate`` seconds to arrive, more than :data:`PACED_SHARE` of the run's measured length, ``requests x
+    output_tokens`` over the measured output tokens/s of all its GPUs. Measured quantities only, no model output."""
+    rate = case.get("request_rate_per_s")
+    if not rate or case["unit"] != "output_tokens_per_s_per_gpu":
+        return False
+    run_s = case["requests"] * case["output_tokens"] / (case["measured"] * case["gpus"])
+    return case["requests"] / rate > PACED_SHARE * run_s
+
+
 def is_max_load(case: dict) -> bool:
-    """Whether a case is an aggregated max-load throughput run (no stated concurrency, no latency limits):
-    the cases :func:`predict_as_user` reads."""
+    """Whether a case is an aggregated max-load throughput run (no stated concurrency, no latency limits, not held to
+    its client's pace, :func:`is_paced`): the cases :func:`predict_as_user` reads. A stated arrival rate limits the
+    load as a stated concurrency does; a run whose requests still arrive as a burst is max load."""
     return (case["unit"] == "output_tokens_per_s_per_gpu" and case["mode"] == "aggregated"
-            and not case["concurrency"] and not runs.is_latency_limited(case))
+            and not case["concurrency"] and not runs.is_latency_limited(case) and not is_paced(case))
 
 
 #: How a run held to latency limits is read: every such row of data/runs/inference_runs.csv is an MLPerf Inference
