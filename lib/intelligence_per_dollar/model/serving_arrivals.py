@@ -43,8 +43,8 @@ from intelligence_per_dollar.model import serving_lengths as lengths
 from intelligence_per_dollar.model import serving_schedulers as sched
 from intelligence_per_dollar.sources import checks, workloads
 
-__all__ = ["IterationTable", "iteration_table", "tabulate", "simulate", "window", "latency_percentiles", "steady_in_flight",
-           "request_lengths", "max_rate", "arrival_times", "SIM_REQUESTS", "WARMUP_SHARE"]
+__all__ = ["IterationTable", "iteration_table", "tabulate", "simulate", "window", "latency_percentiles",
+           "steady_in_flight", "request_lengths", "max_rate", "arrival_times", "SIM_REQUESTS", "WARMUP_SHARE"]
 
 #: New requests per simulation (after the warm ones): the percentiles are read over 70% of them (:func:`window`), 3,500
 #: requests, 35 above a p99. Seeds move a p99-limited rate by a few per cent at this size (2,000 gave up to +-10%).
