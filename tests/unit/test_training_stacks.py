@@ -633,3 +633,30 @@ def test_the_expert_sort_passes_count_only_where_a_rank_holds_several_experts():
     hybrid = _ctx(MOE, replace(training.MEGATRON_CORE, moe_expert_sort=False))
     assert compute.permute_s(hybrid, _layout(hybrid, dp=8, ep=4, microbatch=2))[0] == pytest.approx(gather)
     assert compute.permute_s(_ctx(LLAMA8B, training.MEGATRON_CORE), _layout(ctx)) == 0.0
+
+
+def test_a_chunked_loss_holds_one_chunk_of_logits():
+    """torchtitan's ChunkedLossWrapper runs the LM head and loss over 8,192 tokens at a time (``chunk_len``,
+    docs/chunked_loss.md): GPT-OSS-20B (vocabulary 201,088) at 4 x 8,192 tokens per B200 holds one chunk's logits
+    (8,192 x 201,088 x 8 bytes = 13.2 GB) instead of the micro-batch's (52.7 GB), the only memory term that moves, and
+    the step time does not move. Set 86's run at 20 x 8,192 tokens, refused as needing 353 GB with the unchunked
+    loss, fits."""
+    oss = models.spec("GPT-OSS-20B")
+    chunked_stack, whole_stack = training.STACKS["fsdp2-chunked-loss"], training.FSDP2
+
+    def est(stack, mb):
+        par = {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1, "microbatch": mb, "recompute": "full", "zero": 3}
+        return training.estimate(oss, "B200", 8, "bf16", seq_len=8192, global_batch_tokens=8 * mb * 8192,
+                                 parallelism=par, all_gpus=True, stack=stack)
+
+    chunked, whole = est(chunked_stack, 4), est(whole_stack, 4)
+    saved = (4 * 8192 - 8192) * oss.vocab * memory.LOSS_LOGITS_BYTES["megatron"]
+    assert whole.memory_per_gpu_bytes - chunked.memory_per_gpu_bytes == pytest.approx(saved, rel=1e-9)
+    assert chunked.step_time_s == pytest.approx(whole.step_time_s, rel=1e-12)
+    assert est(chunked_stack, 20).memory_fits
+    with pytest.raises(ValueError, match="does not fit in memory"):
+        est(whole_stack, 20)
+    # a micro-batch no longer than a chunk is not touched
+    assert est(chunked_stack, 1).memory_per_gpu_bytes == est(whole_stack, 1).memory_per_gpu_bytes
+    with pytest.raises(ValueError, match="loss_chunk_tokens=-1"):
+        replace(training.FSDP2, loss_chunk_tokens=-1)

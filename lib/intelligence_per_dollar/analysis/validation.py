@@ -123,6 +123,8 @@ STACKS = {
     # torchtitan without torch.compile: the row says eager (Table 1's "FSDP" row of the Dec 2024 H100 benchmark), or
     # the early-2024 A100 page mentions neither compile nor Float8 ("eager assumed" when the rows were collected)
     "torchtitan-fsdp2-eager": training.STACKS["fsdp2-eager"],
+    # torchtitan with its chunked loss (ChunkedLossWrapper, 8,192-token chunks; the row's note names ChunkedCELoss)
+    "torchtitan-fsdp2-chunked-loss": training.STACKS["fsdp2-chunked-loss"],
     "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
     # PyTorch FSDP1 (``FullyShardedDataParallel``, a FlatParameter per wrapped block) as IBM's fms-fsdp, Modalities,
     # TinyLlama's Lightning Fabric and lightning-thunder's "fsdp1" mode run it: the torch-native stand-in with FSDP1's
@@ -178,7 +180,7 @@ STACK_FAMILIES = {
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo", "zero-bubble-2024": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
-    "torchtitan-fsdp2-eager": "FSDP (torch-native)",
+    "torchtitan-fsdp2-eager": "FSDP (torch-native)", "torchtitan-fsdp2-chunked-loss": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "fsdp1": "FSDP (torch-native)",
     "fsdp1-eager": "FSDP (torch-native)",
     "xla-fsdp": "JAX / XLA (MaxText, Pax)", "automodel-te": "FSDP (torch-native)",

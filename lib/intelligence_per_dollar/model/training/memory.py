@@ -306,7 +306,9 @@ def memory_per_gpu(ctx: Context, lay: Layout, states: ModelStates, dense: Activa
     (Narayanan et al. 2021, section 2.2.1: stage ``i`` of 1F1B holds ``pp - i`` micro-batches)."""
     a_full, a_sel, a_inp, work = _per_layer(ctx, lay, dense, moe)
     held = lay.layers_per_stage * microbatches_in_flight(lay.pp, lay.microbatches, lay.interleave)
-    logits = lay.tokens * ctx.s.vocab / lay.tp * logits_bytes_per_entry(ctx.stack)
+    chunk = ctx.stack.loss_chunk_tokens
+    loss_tokens = np.minimum(lay.tokens, chunk) if chunk > 0 else lay.tokens     # a chunked loss: one chunk at a time
+    logits = loss_tokens * ctx.s.vocab / lay.tp * logits_bytes_per_entry(ctx.stack)
     usable = ctx.acc.memory_capacity_bytes * ctx.ceil.memory_usable_fraction
     fixed = states.weights + states.gradients + states.optimizer + logits + work
     rc = lay.recompute

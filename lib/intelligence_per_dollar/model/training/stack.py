@@ -158,6 +158,10 @@ class Stack:
     ``cross_entropy_loss``: ``pred.flatten(0, 1).float()``): ``log_softmax`` saves its fp32 output, and its backward holds
     that, the incoming and the outgoing fp32 gradients at once, 12; ``"torch-bf16"``, the same on the BF16 logits (NeMo
     AutoModel's ``MaskedCrossEntropy`` with ``fp32_upcast: false``, as its benchmark configs set), 6.
+    ``loss_chunk_tokens``: the LM head and the loss run over at most this many tokens at a time, each chunk's logits
+    and their gradient freed before the next (torchtitan's ``ChunkedLossWrapper``, ``chunk_len`` 8,192 tokens by
+    default, ``docs/chunked_loss.md`` @94609ad: "bounds the number of tokens processed by the LM head and loss at
+    once"), so the logits the loss holds at its peak are one chunk's, not the micro-batch's; 0: unchunked.
     ``fused_elementwise``: the layer's elementwise chains (RMSNorm, rotary embedding, SwiGLU) run as fused kernels:
     Transformer Engine's fused modules, a compiler (``torch.compile`` / Inductor, XLA), or hand-written Triton
     kernels. False: PyTorch eager, where every op of a composite chain is a kernel of its own that reads and writes
@@ -220,6 +224,7 @@ class Stack:
     param_gather_overlap: bool | None = None
     optimizer_state_bytes: float = 12.0
     loss: str = "megatron"
+    loss_chunk_tokens: float = 0.0
     fused_elementwise: bool = True
     fsdp_copies: str = "none"
 
@@ -250,6 +255,9 @@ class Stack:
                     or not lo <= v <= hi:
                 none = " or None" if name == "dp_bucket_params" else ""
                 raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]{none}")
+        v = self.loss_chunk_tokens
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 <= v <= 1e9:
+            raise ValueError(f"Stack loss_chunk_tokens={v!r} must be a number in [0, 1e9] (0: the loss unchunked)")
         for name, hi in (("grad_bytes", 8), ("grad_reduce_bytes", 8), ("optimizer_state_bytes", 16)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= hi:
@@ -324,6 +332,7 @@ DEEPSPEED = replace(MODERN, sequence_parallel=False, p2p_scatter_gather=False, a
 #: Megatron-Core default; :func:`default_stack` picks one for a model).
 STACKS = {"modern": MODERN, "megatron-core": MEGATRON_CORE, "megatron-core-moe": replace(MEGATRON_CORE, ep_overlap=True),
           "fsdp2": FSDP2, "fsdp2-eager": replace(FSDP2, fused_elementwise=False),
+          "fsdp2-chunked-loss": replace(FSDP2, loss_chunk_tokens=8192.0),
           "fsdp2-asynctp": replace(FSDP2, tp_overlap=True, tp_overlap_backward=False), "deepspeed": DEEPSPEED,
           "megatron-2021": MEGATRON_2021, "deepseek-v3": DEEPSEEK_V3}
 
