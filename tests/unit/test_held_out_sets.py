@@ -50,6 +50,9 @@ def test_table_compares_blind_with_now_and_skips_refused_cases():
     assert row["blind_median"] == 0.5 and row["cases_blind"] == 3
     with pytest.raises(ValueError, match=r"held-out set 1 \(training\): no case of groups a b\*"):
         validation.held_out_sets_table(sets, {"training": tr.assign(group="z")})
+    # a set whose cases left its table (no longer max load) while its groups are in another table: 0 cases, NaN
+    left = validation.held_out_sets_table(sets[:1], {"training": tr.assign(group="z"), "serving": tr})
+    assert left["cases_now"].tolist() == [0] and left["median_now"].isna().all() and left["max_now"].isna().all()
 
 
 def test_prose_reads_the_latest_set():

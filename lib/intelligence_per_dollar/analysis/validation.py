@@ -345,19 +345,23 @@ def held_out_sets_table(sets, tables) -> pd.DataFrame:
     ``sets``: :func:`sources.runs.held_out_sets` rows; ``tables``: validation table per table name (``training``,
     ``serving``, ``serving-user``), each with ``group`` and ``error`` columns (NaN error: refused, not counted).
     Sets whose table is not given are left out. Columns: set, table, cases (blind), blind median / max,
-    cases now, median / max now (|error|)."""
+    cases now, median / max now (|error|). A set whose cases have all left its table while its groups are still in
+    another one given (a serving run no longer read as max load, so not in ``serving-user``) has 0 cases now and NaN
+    errors; a set whose groups are in none of the tables given is refused (a misspelt pattern)."""
+    all_groups = {g for t in tables.values() for g in t["group"]}
     recs = []
     for s in sets:
         t = tables.get(s["table"])
         if t is None:
             continue
         err = t.loc[[in_groups(g, s["groups"]) for g in t["group"]], "error"].abs().dropna()
-        if err.empty:
+        if err.empty and not any(in_groups(g, s["groups"]) for g in all_groups):
             raise ValueError(f"held-out set {s['set']} ({s['table']}): no case of groups {' '.join(s['groups'])} "
                              f"in the {s['table']} validation table")
         recs.append({"set": s["set"], "table": s["table"], "cases_blind": s["cases"],
                      "blind_median": s["blind_median"], "blind_max": s["blind_max"], "cases_now": len(err),
-                     "median_now": float(err.median()), "max_now": float(err.max())})
+                     "median_now": float(err.median()) if len(err) else float("nan"),
+                     "max_now": float(err.max()) if len(err) else float("nan")})
     return pd.DataFrame.from_records(recs, columns=["set", "table", "cases_blind", "blind_median", "blind_max",
                                                     "cases_now", "median_now", "max_now"])
 
