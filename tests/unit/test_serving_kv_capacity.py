@@ -42,10 +42,10 @@ def test_kv_allocation_is_validated():
 def test_the_loader_and_the_model_allow_the_same_values(tmp_path):
     assert runs.KV_ALLOCATIONS == sched.KV_ALLOCATIONS
     text = sio.data_path("runs", "inference_runs.csv").read_text()
-    # kv_allocation is followed by the two speculative-decoding columns (empty on these rows)
-    assert text.count(",on-demand,,\n") > 100
+    # kv_allocation is followed by the two speculative-decoding columns and the request rate (empty on these rows)
+    assert text.count(",on-demand,,,\n") > 100
     bad = tmp_path / "runs.csv"
-    bad.write_text(text.replace(",on-demand,,\n", ",max_util,,\n", 1))
+    bad.write_text(text.replace(",on-demand,,,\n", ",max_util,,,\n", 1))
     with pytest.raises(sio.DataError, match="column 'kv_allocation': 'max_util' is not one of reserve, on-demand"):
         runs.inference_runs(bad)
 
