@@ -319,6 +319,14 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: shard is the optimizer's master copy (``sharded_master_params``); compiled (``torch.compile``, as torchtitan's
 #: published benchmarks run it: fused elementwise chains; eager is ``STACKS["fsdp2-eager"]``). Layouts use ``zero=3``
 #: (``zero=2`` where parameters stay gathered between micro-batches, as with PP).
+#: Known mismatch on Blackwell (session 43, not changed): torchtitan itself has put cuDNN attention first on
+#: compute capability 10.0 since pytorch/torchtitan PR 1196 (May 2025; +12% tokens/s on Llama 3 8B over SDPA's
+#: FlashAttention-2), and NousResearch's FlashAttention-4 table on 8 B200 (``docs/fa4.md`` @5045c24) finds its SDPA
+#: within 5% of FlashAttention-4 even at 32k tokens, so those runs used the vendor kernel, not the FA2 priced here.
+#: Pricing them at the vendor rate moves the torchtitan Blackwell rows further fast (+24% -> +43% on NousResearch's
+#: DeepEP runs): they run 24-80% below the model for a reason not yet found, which the slower attention price hides
+#: in part. FA2 itself runs 2.7-3.4x slower than cuDNN on B200 (NVIDIA cudnn-frontend's B200 SDPA benchmark, causal,
+#: head dim 128, 4k-32k), against 1.6-1.75x on H100, so no constant ratio serves both generations.
 FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
                 selective_recompute="per-op", sharded_master_params=True, fsdp_copies="per-parameter")
 #: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
