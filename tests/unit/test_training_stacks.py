@@ -62,7 +62,7 @@ def test_named_presets_and_the_headline_stack_unchanged():
 
 @pytest.mark.parametrize("field,value", [("attention_kernel", "fa4"), ("selective_recompute", "some"),
                                          ("dropout_masks", "no"), ("fused_elementwise", "no"),
-                                         ("fsdp_copies", "fsdp3")])
+                                         ("fused_projections", "no"), ("fsdp_copies", "fsdp3")])
 def test_stack_rejects_unknown_kinds(field, value):
     with pytest.raises(ValueError, match=field):
         training.Stack(**{field: value})
@@ -185,7 +185,56 @@ def test_fa1_attention_runs_at_half_the_fa2_rate():
     neox, paper = validation.STACKS["gpt-neox-2023"], validation.STACKS["flash-attn-2022"]
     assert neox.flash_attention and neox.attention_kernel == "fa1" and not neox.sequence_parallel
     assert replace(neox, flash_attention=False, attention_kernel="vendor") == validation.STACKS["deepspeed-2021"]
-    assert replace(paper, attention_kernel="fa2") == validation.STACKS["torchtitan-fsdp2"]
+    assert replace(paper, attention_kernel="fa2", fused_projections=False) == validation.STACKS["torchtitan-fsdp2"]
+
+
+def _projection_flops(ctx, lay, fn):
+    """FLOPs of the GEMMs ``fn`` times: :func:`compute.gemm_s` swapped for ``2 m n k``, so ``fn`` sums FLOPs."""
+    original = compute.gemm_s
+    compute.gemm_s = lambda c, m, n, k, *args, **kwargs: 2.0 * m * n * k
+    try:
+        return float(np.ravel(fn(ctx, lay))[0])
+    finally:
+        compute.gemm_s = original
+
+
+@settings(max_examples=40, deadline=None)
+@given(width=st.sampled_from([1024, 2048, 4096, 8192]), heads=st.sampled_from([8, 16, 32, 64]),
+       kv=st.sampled_from([1, 2, 4, 8]), tp=st.sampled_from([1, 2, 4, 8]), tokens=st.sampled_from([1024, 4096, 16384]))
+def test_separate_projections_do_the_same_flops_in_more_time(width, heads, kv, tp, tokens):
+    """Stack.fused_projections: torchtitan's separate wq / wk / wv / wo and w1 / w3 / w2 linear layers do exactly the
+    FLOPs of Megatron-Core's fused QKV and gate-up GEMMs (``2 x tokens x weights / tp``), as more and narrower GEMMs,
+    which never take less time on the efficiency curve (each pays its own fixed time and sits lower on the curve)."""
+    m = {"layers": 2, "d_model": width, "heads": heads, "kv_heads": min(kv, heads), "d_ff": 4 * width,
+         "vocab": 1000}
+    fused = _ctx(m, replace(training.FSDP2, fused_projections=True), seq_len=tokens, batch_seqs=1)
+    split = _ctx(m, training.FSDP2, seq_len=tokens, batch_seqs=1)
+    lay_f, lay_s = _layout(fused, tp=tp, dp=1, microbatch=1), _layout(split, tp=tp, dp=1, microbatch=1)
+    hd = width // heads
+    weights = {compute.attention_gemm_s: 2 * width * heads * hd + 2 * width * min(kv, heads) * hd,
+               compute.dense_ffn_gemm_s: 3 * width * 4 * width}
+    for fn, w in weights.items():
+        flops = 2.0 * tokens * w / tp
+        assert _projection_flops(fused, lay_f, fn) == pytest.approx(flops)
+        assert _projection_flops(split, lay_s, fn) == pytest.approx(flops)
+        assert np.ravel(fn(split, lay_s))[0] >= np.ravel(fn(fused, lay_f))[0] * (1 - 1e-12)
+
+
+def test_which_stacks_fuse_their_projections():
+    """Megatron-Core fuses QKV and the gate-up FFN; torchtitan's models keep them separate
+    (``torchtitan/models/llama3/model/model.py``: wq, wk, wv, wo; w1, w2, w3), so its preset and the validation
+    stacks built on it do not; the stand-ins for frameworks whose models fuse them (IBM foundation-model-stack and
+    LitGPT under FSDP1, MPT's Wqkv, flash-attn's GPT) say so. Multi-head latent attention keeps the fused form."""
+    assert training.MEGATRON_CORE.fused_projections and training.MODERN.fused_projections
+    assert not training.FSDP2.fused_projections and not training.STACKS["fsdp2-eager"].fused_projections
+    for name in ("torchtitan-fsdp2", "torchtitan-fsdp2-eager", "torchtitan-fsdp2-asynctp", "xla-fsdp"):
+        assert not validation.STACKS[name].fused_projections, name
+    for name in ("fsdp1", "fsdp1-eager", "llm-foundry-2023", "llm-foundry-2023-pure", "flash-attn-2022", "nemo-2024"):
+        assert validation.STACKS[name].fused_projections, name
+    mla = {"layers": 2, "d_model": 2048, "heads": 16, "kv_heads": 16, "d_ff": 8192, "vocab": 1000, "head_dim": 128,
+           "q_lora_rank": 512, "kv_lora_rank": 256, "qk_rope_head_dim": 64}
+    a, b = (_ctx(mla, replace(training.FSDP2, fused_projections=f)) for f in (True, False))
+    assert compute.attention_gemm_s(b, _layout(b, tp=2)) == pytest.approx(compute.attention_gemm_s(a, _layout(a, tp=2)))
 
 
 def test_fa2_attention_runs_at_its_share_of_the_vendor_kernel_after_ampere():

@@ -168,7 +168,8 @@ def test_held_out_cases_median(table):
     96 A100-40GB): 22.1% blind (two refused), merged with the B200 rows' chunked loss, which their notes state: all
     820 predicted: 10.02% (408 of 820 within 10%), the target missed by two runs. Set 88 (FlagPerf's Mixtral 8x7B on 32
     H100, the only new run a search found): +71% blind, merged unchanged; all 821 predicted: 10.03% (408 of 821 within
-    10%), the target missed by three runs. The bound records that state."""
+    10%), the target missed by three runs; session 43's separate torchtitan projections (Stack.fused_projections)
+    left it there (10.03%, 408 of 821). The bound records that state."""
     held = table[_held_out(table)]
     assert len(held) == 822 and held.error.count() == 821 and held.error.abs().median() <= 0.101
 
@@ -211,7 +212,7 @@ def test_held_out_cases_median(table):
     # set 7, merged at the error it had when first predicted (blind): Megatron-Bridge's GPT-OSS 120B (+45% to +106%)
     # and Qwen3-30B on H100 (+111%) as in the earlier sets; Together AI's B200 cluster runs 9-45% slower than predicted
     # (its network is oversubscribed); NeMo 24.03's long-sequence Llama 2 7B rows +30% to +43%
-    ("heldout7-mbridge", 0.31, 1.0), ("heldout7-together-b200", 0.19, 0.41), ("heldout7-torchtitan", 0.085, 0.255),
+    ("heldout7-mbridge", 0.31, 1.0), ("heldout7-together-b200", 0.19, 0.41), ("heldout7-torchtitan", 0.09, 0.255),
     ("heldout7-nemo-longseq", 0.35, 0.4),
     # set 8, merged at the error it had when first predicted (blind): MLPerf's Llama 3.1 8B on 512 GB300 (one
     # sequence per 8 GPUs per step, -55% in step time) and Megatron-LM's DeepSeek-V3 baseline on GB200 (the same
@@ -396,7 +397,7 @@ def test_held_out_cases_median(table):
     # median 2.63 -> 2.73
     ("heldout32-mbv-tuned", 0.235, 0.26), ("heldout32-mbv-functional", 2.735, 18.35),
     ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.07, 0.205),
-    ("heldout32-jaxtoolbox-maxtext", 0.13, 0.13),
+    ("heldout32-jaxtoolbox-maxtext", 0.131, 0.131),
     # set 33, merged at its blind error: Megatron-Bridge's early 25.11 layouts (GPT-OSS 120B BF16 EP64 on 64 GB200 /
     # GB300 +62% / +48%, Llama 3.1 405B MXFP8 TP4 PP8 CP2 +27% / +30%), 25.09 (-8% to +27%), 25.11's FP8-MX values
     # (-2% to +10%), 26.02.01's NVFP4 70B (-9%); NeMo 24.03's Llama 2 7B FP8 long-sequence cells on 4-512 H100 +10% to
@@ -425,7 +426,7 @@ def test_held_out_cases_median(table):
     # set 41: NeMo AutoModel's DeepEP / HybridEP Qwen3-30B-A3B runs on 8-16 H100 (blind +36% to +71% in iteration time;
     # +20% to +55% since the rows run AutoModel's Transformer Engine attention, stack automodel-te) and Supermicro's
     # MLPerf v6.0 logs (Llama 3.1 8B NVFP4 on 8 B200 +7%; gpt-oss-20b on 8 B200 / 72 GB300 16% / 20% short)
-    ("heldout41-automodel-hybridep", 0.37, 0.57), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
+    ("heldout41-automodel-hybridep", 0.38, 0.581), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
     # set 42, merged at its blind error: Supermicro's MLPerf v6.0 Llama 3.1 8B NVFP4 on 8 B300 / B200 (+4% to +7%) and
     # gpt-oss-20b on 8 B300 (8% short); GigaComputing's gpt-oss-20b on 72 GB300, layout not stated (41% short)
     ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.385, 0.385),
@@ -472,7 +473,7 @@ def test_held_out_cases_median(table):
     # set 64, merged at its blind error: the degrading B200 fabric's 405B row and the DeepSeek-V3 row without a layout
     # (+178%; +183% once session 38 split experts over TP at EP1, which the search then takes: TP8 PP8 EP1)
     ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.83, 1.83),
-    ("heldout64-pytorch-float8-fsdp2", 0.03, 0.13), ("heldout64-together-flapping-256", 0.31, 0.335),
+    ("heldout64-pytorch-float8-fsdp2", 0.031, 0.13), ("heldout64-together-flapping-256", 0.31, 0.335),
     ("heldout64-together-flapping-512", 0.135, 0.915), ("heldout64-together-k8s-llama8b", 0.045, 0.075),
     # set 67: whole-run averages from GPU-hours (Pythia, StarCoderBase) and papers' stated step time or utilisation;
     # BloombergGPT's SageMaker sharded data parallelism stands in as FSDP
@@ -513,6 +514,11 @@ def test_held_out_cases_median(table):
 # Llama 3 70B +20% -> +10%, torchao's Llama 3 8B +33% -> +28%); those it put slow moved away and their bounds with them
 # (torchtitan's A100 page -2..-6% -> -4..-8%, KempnerForge's H200 rows, AutoModel's tuned 70B -17% -> -23%, Modalities
 # on Leonardo A100).
+# Session 43: torchtitan's separate Q / K / V / output and gate / up projections (Stack.fused_projections False on
+# the FSDP2 preset and the stacks built on it; FSDP1's, LLM Foundry's and flash-attn's stand-ins fuse them) moved 165
+# runs, 102 closer and 63 further; four bounds moved with them (torchtitan's Dec-2024 H100 page 8.4% -> 8.9%, the
+# JAX-Toolbox MaxText row 12.9% -> 13.1%, AutoModel's HybridEP Qwen3-30B rows 36.8% -> 37.9%, IBM / Meta's float8
+# FSDP2 rows 3.00% -> 3.001%).
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0

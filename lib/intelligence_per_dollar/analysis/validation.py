@@ -130,14 +130,18 @@ STACKS = {
     # TinyLlama's Lightning Fabric and lightning-thunder's "fsdp1" mode run it: the torch-native stand-in with FSDP1's
     # copies (Stack.fsdp_copies "flat": the gather fills the flat buffer the parameters view; the views' backward
     # concatenates the gradients), compiled or fused; its eager form for the rows that state no torch.compile
-    "fsdp1": replace(training.FSDP2, fsdp_copies="flat"),
-    "fsdp1-eager": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat"),
+    # Their models fuse the projections (Stack.fused_projections): IBM foundation-model-stack's LLaMA builds fused QKV
+    # and gate/up weights (``LLaMAConfig.fused_weights`` True), LitGPT (lightning-thunder, TinyLlama) one ``qkv``
+    # linear layer
+    "fsdp1": replace(training.FSDP2, fsdp_copies="flat", fused_projections=True),
+    "fsdp1-eager": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat", fused_projections=True),
     # JAX / XLA fully sharded data parallelism (MaxText, Pax / Paxml on JAX-Toolbox): the torch-native stand-in whose
     # gathers and reduce-scatters are ops of the compiled program on contiguous buffers (no FSDP copies)
     "xla-fsdp": replace(training.FSDP2, fsdp_copies="none"),
     # the FlashAttention papers' own FlashAttention (v1) runs (Dao et al. 2022 Table 2's GPT-2 "FlashAttention" rows,
-    # Dao 2023's FlashAttention baseline rows): the torch-native data-parallel stand-in with the v1 kernel
-    "flash-attn-2022": replace(training.FSDP2, attention_kernel="fa1"),
+    # Dao 2023's FlashAttention baseline rows): the torch-native data-parallel stand-in with the v1 kernel; its GPT is
+    # flash-attn's own, whose ``MHA`` has one fused ``Wqkv``
+    "flash-attn-2022": replace(training.FSDP2, attention_kernel="fa1", fused_projections=True),
     # NeMo AutoModel (2025-26): PyTorch FSDP2 (+ DTensor EP, DeepEP) with Transformer Engine's attention, linear and
     # RMSNorm modules -- its benchmark configs set ``backend: {attn: te, linear: te, rms_norm: te}``
     # (NVIDIA-NeMo/Automodel examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml @092af93,
@@ -160,9 +164,11 @@ STACKS = {
     # ``fused_crossentropy``), no dropout (``MPTConfig``: attn / resid / emb ``pdrop`` 0.0); FSDP mixed precision
     # DEFAULT reduces gradients in fp32, PURE in BF16 (the table states the mode of each row)
     # Composer's FSDP is PyTorch FSDP1 (flat parameters: Stack.fsdp_copies "flat")
-    "llm-foundry-2023": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False, fsdp_copies="flat"),
+    # MPT's attention is one fused ``Wqkv`` linear layer (Stack.fused_projections)
+    "llm-foundry-2023": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False, fsdp_copies="flat",
+                                fused_projections=True),
     "llm-foundry-2023-pure": replace(training.FSDP2, fused_cross_entropy=True, dropout_masks=False,
-                                     grad_reduce_bytes=2.0, fsdp_copies="flat"),
+                                     grad_reduce_bytes=2.0, fsdp_copies="flat", fused_projections=True),
     # Meta's production 4D stack (Llama 3 report section 3.3.2): FSDP sharding gradients and
     # optimizer (ZeRO-2), TP with SP, CP, tuned interleaved PP, Megatron-style fused kernels
     "meta-llama3-4d": training.MODERN,

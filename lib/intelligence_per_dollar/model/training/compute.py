@@ -69,21 +69,42 @@ def gemm_bf16_s(ctx: Context, m, n, k, groups=1):
 
 
 def attention_gemm_s(ctx: Context, lay: Layout):
-    """Forward time of a layer's attention projections (all of them as one ``d x n`` GEMM, split over TP)."""
-    attn_n = architecture.params_per_layer(ctx.s)["attention"] / ctx.s.d_model
-    return gemm_s(ctx, lay.tokens, attn_n / lay.tp, ctx.s.d_model)
+    """Forward time of a layer's attention projections, split over TP: with ``Stack.fused_projections`` all of them
+    as one ``d x n`` GEMM (Megatron-Core's fused QKV, the output projection's FLOPs with it); without, the four
+    linear layers of a multi- or grouped-query block as their own GEMMs (torchtitan's ``wq``, ``wk``, ``wv``,
+    ``wo``): queries ``heads x head_dim / tp`` wide, keys and values ``kv_heads x head_dim / tp`` each, the output
+    projection ``d_model`` wide over ``heads x head_dim / tp``. The same FLOPs. Multi-head latent attention keeps the
+    fused form."""
+    s, T, tp = ctx.s, lay.tokens, lay.tp
+    if ctx.stack.fused_projections or architecture.is_mla(s):
+        attn_n = architecture.params_per_layer(s)["attention"] / s.d_model
+        return gemm_s(ctx, T, attn_n / tp, s.d_model)
+    hd = architecture.head_dim(s)
+    q, kv = s.heads * hd, s.kv_heads * hd
+    return (gemm_s(ctx, T, q / tp, s.d_model) + 2 * gemm_s(ctx, T, kv / tp, s.d_model)   # wq; wk and wv
+            + gemm_s(ctx, T, s.d_model, q / tp))                                          # wo
 
 
 def _gated(s: models.ModelSpec) -> int:
     return 3 if s.gated_ffn else 2
 
 
+def _up_gemms(ctx: Context, s: models.ModelSpec) -> tuple[int, int]:
+    """(GEMMs, width multiple of each) of an FFN's input projection: one ``(gated - 1) x d_ff`` wide GEMM with
+    ``Stack.fused_projections`` (Megatron-Core's ``linear_fc1``), else a gated FFN's gate and up projections as two
+    (torchtitan's ``w1`` and ``w3``)."""
+    n = _gated(s) - 1
+    return (1, n) if ctx.stack.fused_projections else (n, 1)
+
+
 def dense_ffn_gemm_s(ctx: Context, lay: Layout):
-    """Forward time of a dense FFN (FC1, gated or not, and FC2 split over TP); 0 without dense layers."""
+    """Forward time of a dense FFN (FC1, gated or not, as :func:`_up_gemms` splits it, and FC2, split over TP);
+    0 without dense layers."""
     s, T, tp = ctx.s, lay.tokens, lay.tp
     if s.layers == architecture.moe_layers(s):
         return 0.0
-    return gemm_s(ctx, T, (_gated(s) - 1) * s.d_ff / tp, s.d_model) + gemm_s(ctx, T, s.d_model, s.d_ff / tp)
+    n, w = _up_gemms(ctx, s)
+    return n * gemm_s(ctx, T, w * s.d_ff / tp, s.d_model) + gemm_s(ctx, T, s.d_model, s.d_ff / tp)
 
 
 def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M):
@@ -98,17 +119,18 @@ def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M)
     s, T, tp, ep = ctx.s, lay.tokens, lay.tp, lay.ep
     if not architecture.moe_layers(s):
         return 0.0
-    d, gated = s.d_model, _gated(s)
+    d = s.d_model
+    n, w = _up_gemms(ctx, s)
     local_experts = s.experts / ep
     te = T / tp * ep * lay.etp * s.top_k / s.experts * ctx.stack.moe_load_factor
     f = s.expert_d_ff / lay.etp
     p = ctx.ceil.grouped_gemm_overlap_norm        # grouped kernels: compute and stream overlap less
-    t = (gemm_s(ctx, te, (gated - 1) * f, d, local_experts, m_tile, p)
+    t = (n * gemm_s(ctx, te, w * f, d, local_experts, m_tile, p)
          + gemm_s(ctx, te, d, f, local_experts, m_tile, p))
     t_router = gemm_bf16_s(ctx, T / tp, s.experts, d)  # gating logits (BF16/FP32, never FP8)
     if s.shared_experts:
         fs = s.shared_experts * s.expert_d_ff
-        t = t + gemm_s(ctx, T, (gated - 1) * fs / tp, d) + gemm_s(ctx, T, d, fs / tp)
+        t = t + n * gemm_s(ctx, T, w * fs / tp, d) + gemm_s(ctx, T, d, fs / tp)
     return t + t_router
 
 

@@ -171,6 +171,14 @@ class Stack:
     (``benchmarks/llama3_h100_202412_torchtitan.md``, Table 1). Time only: the memory model does not count the
     extra tensors eager autograd saves where nothing is recomputed (a norm's fp32 input, the SwiGLU product's
     operands), nor compile's other fusions (a residual add into the next norm, the loss).
+    ``fused_projections``: a layer's input projections run as one GEMM each: Q, K and V as one (Megatron-Core's
+    ``linear_qkv``, MPT's ``Wqkv``, flash-attn's ``MHA.Wqkv``, IBM foundation-model-stack's ``fused_weights``) and a
+    gated FFN's gate and up projections as one ``2 x d_ff`` GEMM (Megatron-Core's ``linear_fc1``). False: separate
+    linear layers, as torchtitan's models have them (``Attention``: ``wq``, ``wk``, ``wv``, ``wo``; ``FeedForward``:
+    ``w1``, ``w3``, ``w2``; ``torchtitan/models/llama3/model/model.py`` @6404b93; its MoE experts' ``w1`` and ``w3``
+    are separate grouped GEMMs), so a grouped-query model's K and V projections are GEMMs only ``kv_heads x
+    head_dim / tp`` wide (:func:`~.compute.attention_gemm_s`). The FLOPs are the same; the narrow GEMMs run lower on
+    the efficiency curve. Multi-head latent attention keeps the fused form (its projections are not split this way).
     ``param_gather_overlap``: with ``dp_overlap``, whether the distributed optimizer's parameter all-gather also
     hides under the next forward (Megatron-Core ``overlap_param_gather``); False where only the gradient
     reduce-scatter is overlapped and the updated parameters are gathered in one collective after the optimizer
@@ -226,6 +234,7 @@ class Stack:
     loss: str = "megatron"
     loss_chunk_tokens: float = 0.0
     fused_elementwise: bool = True
+    fused_projections: bool = True
     fsdp_copies: str = "none"
 
     def __post_init__(self):
@@ -237,6 +246,8 @@ class Stack:
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
         if not isinstance(self.fused_elementwise, (bool, np.bool_)):
             raise ValueError(f"Stack fused_elementwise={self.fused_elementwise!r} is not allowed; allowed: True, False")
+        if not isinstance(self.fused_projections, (bool, np.bool_)):
+            raise ValueError(f"Stack fused_projections={self.fused_projections!r} is not allowed; allowed: True, False")
         if not (self.param_gather_overlap is None or isinstance(self.param_gather_overlap, (bool, np.bool_))):
             raise ValueError(f"Stack param_gather_overlap={self.param_gather_overlap!r} is not allowed; "
                              "allowed: None, True, False")
@@ -314,7 +325,8 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: (``mixed_precision_reduce="float32"``: 4-byte reduction), fp32 sharded gradients, FSDP2's per-parameter copies
 #: of the gathered parameters and of the gradients into the reduce-scatter buffer (``fsdp_copies``); PyTorch SDPA
 #: (FlashAttention-2) for attention; torchao Float8 saves the BF16 inputs of its linear layers
-#: (no low-precision activation storage); per-op selective AC; sequence parallelism with TP;
+#: (no low-precision activation storage); separate Q / K / V / output and gate / up / down linear layers
+#: (``fused_projections`` False); per-op selective AC; sequence parallelism with TP;
 #: synchronous TP (async TP, forward only, is ``STACKS["fsdp2-asynctp"]``); under ``zero=3`` the fp32 parameter
 #: shard is the optimizer's master copy (``sharded_master_params``); compiled (``torch.compile``, as torchtitan's
 #: published benchmarks run it: fused elementwise chains; eager is ``STACKS["fsdp2-eager"]``). Layouts use ``zero=3``
@@ -328,7 +340,8 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: in part. FA2 itself runs 2.7-3.4x slower than cuDNN on B200 (NVIDIA cudnn-frontend's B200 SDPA benchmark, causal,
 #: head dim 128, 4k-32k), against 1.6-1.75x on H100, so no constant ratio serves both generations.
 FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
-                selective_recompute="per-op", sharded_master_params=True, fsdp_copies="per-parameter")
+                selective_recompute="per-op", sharded_master_params=True, fsdp_copies="per-parameter",
+                fused_projections=False)
 #: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
 #: layers): FlashAttention-2, no Megatron sequence parallelism, no TP-GEMM overlap, every TP rank
 #: sends the whole activation between stages (no scatter/gather), plain 1F1B, gradient buckets of its default
