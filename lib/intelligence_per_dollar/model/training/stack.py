@@ -244,10 +244,9 @@ class Stack:
         if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
             raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
-        if not isinstance(self.fused_elementwise, (bool, np.bool_)):
-            raise ValueError(f"Stack fused_elementwise={self.fused_elementwise!r} is not allowed; allowed: True, False")
-        if not isinstance(self.fused_projections, (bool, np.bool_)):
-            raise ValueError(f"Stack fused_projections={self.fused_projections!r} is not allowed; allowed: True, False")
+        for name in ("fused_elementwise", "fused_projections"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: True, False")
         if not (self.param_gather_overlap is None or isinstance(self.param_gather_overlap, (bool, np.bool_))):
             raise ValueError(f"Stack param_gather_overlap={self.param_gather_overlap!r} is not allowed; "
                              "allowed: None, True, False")
@@ -258,7 +257,8 @@ class Stack:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
         for name, lo, hi in (("moe_load_factor", 1.0, 4.0), ("fp4_kept_layer_fraction", 0.0, 1.0),
-                             ("ceiling_scale", 0.1, 2.0), ("host_op_s", 0.0, 1e-3), ("dp_bucket_params", 1e3, 1e12)):
+                             ("ceiling_scale", 0.1, 2.0), ("host_op_s", 0.0, 1e-3), ("dp_bucket_params", 1e3, 1e12),
+                             ("loss_chunk_tokens", 0.0, 1e9)):                # 0: the loss unchunked
             v = getattr(self, name)
             if v is None and name == "dp_bucket_params":      # None: Megatron-Core's default bucket
                 continue
@@ -266,9 +266,6 @@ class Stack:
                     or not lo <= v <= hi:
                 none = " or None" if name == "dp_bucket_params" else ""
                 raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]{none}")
-        v = self.loss_chunk_tokens
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 <= v <= 1e9:
-            raise ValueError(f"Stack loss_chunk_tokens={v!r} must be a number in [0, 1e9] (0: the loss unchunked)")
         for name, hi in (("grad_bytes", 8), ("grad_reduce_bytes", 8), ("optimizer_state_bytes", 16)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= hi:
