@@ -111,6 +111,47 @@ def test_per_op_sac_by_hand_for_llama3_8b():
     assert memory.per_op_sac_bytes_per_token(s, False) == 2 * (4096 + 4096 + 23552)
 
 
+def test_per_op_sac_recomputes_grouped_experts_by_hand():
+    """A MoE layer under torchtitan's per-op SAC: the routed experts run as ``torch._grouped_mm``, which the save list
+    does not name, so all their FLOPs are recomputed and none of their outputs is kept; the attention's four matmuls
+    alternate as in a dense layer. GPT-OSS-20B shape (d 2880, 64 heads of 64, 8 KV heads, top-4 of gated experts of
+    2880): attention 2880 x (4096 + 512 + 512 + 4096) per token / 2, of which wk and wo (512 + 4096) recomputed;
+    routed 4 x 3 x 2880 x 2880; saved wq and wv outputs 4096 + 512."""
+    s = training.make_context("GPT-OSS-20B", "H100-SXM", "bf16", 8192, 8192 * 16, None, "central", False).s
+    assert (s.d_model, s.heads, s.kv_heads, s.top_k, s.expert_d_ff, s.shared_experts) == (2880, 64, 8, 4, 2880, 0)
+    share, saved = compute.per_op_sac_matmuls(s, True)
+    attention, routed = 2880 * (4096 + 512 + 512 + 4096), 4 * 3 * 2880 * 2880
+    assert share == pytest.approx((2880 * (512 + 4096) + routed) / (attention + routed))
+    assert saved == 4096 + 512
+    # + layer input (2880) + attention output (4096), BF16; under EP the dispatch and combine outputs (2 x 4 x 2880)
+    assert memory.per_op_sac_bytes_per_token(s, True) == 2 * (2880 + 4096 + 4608)
+    assert memory.per_op_sac_bytes_per_token(s, True, ep=8) == 2 * (2880 + 4096 + 4608 + 2 * 4 * 2880)
+    # shared experts are plain linear layers: they continue the alternation after wo (w1 saved, w3 not, w2 saved)
+    sh = s.replace(shared_experts=1)
+    share_sh, saved_sh = compute.per_op_sac_matmuls(sh, True)
+    assert saved_sh == 4096 + 512 + 2880 + 2880
+    assert share_sh == pytest.approx((2880 * (512 + 4096) + 2880 * 2880 + routed)
+                                     / (attention + 3 * 2880 * 2880 + routed))
+
+
+@settings(max_examples=40, deadline=None)
+@given(top_k=st.integers(1, 7), shared=st.integers(0, 2), f=st.sampled_from([128, 512, 1408, 2880]),
+       ep=st.sampled_from([2, 8]))
+def test_per_op_sac_moe_invariants(top_k, shared, f, ep):
+    """One more routed copy never lowers the recomputed share and never changes what is saved (grouped GEMMs keep
+    nothing); per-op SAC never stores more than the layer's full activations; expert parallelism adds exactly the
+    two all-to-all outputs, ``top_k`` BF16 rows of ``d`` each."""
+    s = models.spec(MOE).replace(top_k=top_k, shared_experts=shared, expert_d_ff=f)
+    more = s.replace(top_k=top_k + 1)
+    share, saved = compute.per_op_sac_matmuls(s, True)
+    share_more, saved_more = compute.per_op_sac_matmuls(more, True)
+    assert 0.0 < share < 1.0 and share_more >= share and saved_more == saved
+    full = sum(memory.activation_bytes_per_token(s, 4096, flash=True, moe=True))
+    assert memory.per_op_sac_bytes_per_token(s, True) <= full
+    extra = memory.per_op_sac_bytes_per_token(s, True, ep) - memory.per_op_sac_bytes_per_token(s, True)
+    assert extra == 2 * 2 * top_k * s.d_model
+
+
 def test_unfused_elementwise_bytes_by_hand_for_llama3_8b():
     """PyTorch eager's unfused chains over a fused kernel, per token of one Llama 3.1 8B layer: two RMSNorms over
     4096 (32 / 86 bytes per element more), the rotary embedding of q and k, 4096 + 1024 (16 / 16), SwiGLU over 14336

@@ -177,17 +177,26 @@ def per_op_sac_matmuls(s: models.ModelSpec, moe: bool) -> tuple[float, float]:
     parallelize_llama.py`` ``_custom_policy``: "save every other mm"): the layer's matmuls in
     order (wq, wk, wv, wo, then w1, w3, w2 of a gated FFN or w1, w2) alternate saved (1st, 3rd,
     ...) and recomputed. Returns (share of the layer's matmul FLOPs recomputed, elements per token
-    of the saved matmul outputs). MoE experts count as ``top_k + shared`` FFNs."""
+    of the saved matmul outputs).
+
+    A MoE layer's routed experts run as grouped GEMMs (``torch._grouped_mm``: pytorch/torchtitan
+    ``torchtitan/models/gpt_oss/model/moe.py`` ``_run_experts_grouped_mm``, and the common MoE's
+    ``GroupedExperts``), an operator the save list does not name (``_op_sac_save_list`` of
+    ``torchtitan/models/gpt_oss/infra/parallelize.py`` @096ce87: ``aten.mm``, the SDPA and flex-attention kernels,
+    ``reduce_scatter_tensor``, ``all_to_all_single``, ``max``; not ``aten._grouped_mm``), so every routed copy's
+    GEMMs run again in backward and none of their outputs is kept. Its shared experts are plain linear layers
+    (``aten.mm``) and continue the alternation after the attention's four."""
     d, hd = s.d_model, architecture.head_dim(s)
     hq, hkv = s.heads * hd, s.kv_heads * hd
-    f, copies = (s.expert_d_ff, s.top_k + s.shared_experts) if moe else (s.d_ff, 1)
+    f, copies = (s.expert_d_ff, s.shared_experts) if moe else (s.d_ff, 1)
     # (output width, FLOPs per token / 2) of each matmul, in call order
     mms = [(hq, d * hq), (hkv, d * hkv), (hkv, d * hkv), (d, hq * d)]
     ffn = [(f, d * f), (f, d * f), (d, f * d)] if s.gated_ffn else [(f, d * f), (d, f * d)]
-    mms += [(w * copies, fl * copies) for w, fl in ffn]
-    recomputed = sum(fl for i, (_, fl) in enumerate(mms) if i % 2 == 1)
+    mms += [(w * copies, fl * copies) for w, fl in ffn if copies]
+    routed = s.top_k * sum(fl for _, fl in ffn) if moe else 0.0     # grouped GEMMs: recomputed, never saved
+    recomputed = sum(fl for i, (_, fl) in enumerate(mms) if i % 2 == 1) + routed
     saved_out = sum(w for i, (w, _) in enumerate(mms) if i % 2 == 0)
-    return recomputed / sum(fl for _, fl in mms), float(saved_out)
+    return recomputed / (sum(fl for _, fl in mms) + routed), float(saved_out)
 
 
 def per_op_recompute_s(ctx: Context, lay: Layout, gemm_f, mem_f, moe: bool):

@@ -248,12 +248,16 @@ class Memory:
     host_offload: object = 0.0
 
 
-def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool) -> float:
+def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool, ep=1) -> float:
     """Bytes per token one layer stores under torchtitan's per-op selective AC: the checkpointed
     layer input, the attention (SDPA) output and the saved (every other) matmul outputs, all BF16
-    (:func:`~.compute.per_op_sac_matmuls`; ``torchtitan/models/llama3/parallelize_llama.py``)."""
+    (:func:`~.compute.per_op_sac_matmuls`; ``torchtitan/models/llama3/parallelize_llama.py``). A MoE layer's
+    routed experts keep nothing (their grouped GEMMs are recomputed); with expert parallelism (``ep`` > 1) the
+    save list's ``all_to_all_single`` keeps the dispatch's and the combine's outputs, ``top_k`` rows of ``d``
+    each per token."""
     _, saved = per_op_sac_matmuls(s, moe)
-    return ACTIVATION_BYTES * (s.d_model + s.heads * architecture.head_dim(s) + saved)
+    a2a = 2 * s.top_k * s.d_model * (np.asarray(ep, float) > 1) if moe else 0.0
+    return ACTIVATION_BYTES * (s.d_model + s.heads * architecture.head_dim(s) + saved + a2a)
 
 
 def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
@@ -266,7 +270,8 @@ def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
 
     def kinds(a: Activations, moe_layer: bool):
         if per_op:
-            return T * a.per_gpu, np.minimum(T * per_op_sac_bytes_per_token(ctx.s, moe_layer) / tp, T * a.per_gpu)
+            return T * a.per_gpu, np.minimum(T * per_op_sac_bytes_per_token(ctx.s, moe_layer, lay.ep) / tp,
+                                              T * a.per_gpu)
         return T * a.per_gpu, T * (a.per_gpu - a.core / tp)
 
     full_d, sel_d = kinds(dense, False)
