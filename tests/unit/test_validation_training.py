@@ -172,9 +172,11 @@ def test_held_out_cases_median(table):
     left it there (10.03%, 408 of 821). Session 44: torchtitan's per-op selective AC recomputes a MoE layer's
     grouped-GEMM experts and keeps none of their outputs, and two of set 86's stacks were read from the upstream
     gpt_oss_20b entry its rows name (full recompute on B200, the chunked loss on GB300): all 822 predicted, none
-    refused: 10.02% (410 of 822 within 10%), the target missed by one run. The bound records that state."""
+    refused: 10.02% (410 of 822 within 10%), the target missed by one run. Set 90 (ServiceNow Fast-LLM's Mistral-7B on
+    32 H100, Hugging Face's July-2024 nanotron sweep of a 1B Llama on 8-64 H100): 36.5% blind, merged unchanged; all
+    831 predicted: 10.08% (410 of 831 within 10%), the target missed by six runs. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 822 and held.error.count() == 822 and held.error.abs().median() <= 0.101
+    assert len(held) == 831 and held.error.count() == 831 and held.error.abs().median() <= 0.101
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -371,6 +373,11 @@ def test_held_out_cases_median(table):
     # set 88, merged at its blind error: FlagPerf's Mixtral 8x7B Megatron-Core case on 32 H100 (TP8 PP2 DP2, EP1;
     # the source's own MFU 20.7%) 71% fast
     ("heldout88-flagperf-mixtral", 0.71, 0.71),
+    # set 90, merged at its blind error: ServiceNow Fast-LLM's README throughput for Mistral-7B on 32 H100 (-12%);
+    # Hugging Face's July-2024 nanotron bench_cluster sweep of a 1B Llama (24 layers, d 2048, MHA) on 8-64 H100:
+    # TP / DP alone +24% to +36%, with pipeline stages +69% / +105%, TP8 x PP8 on 64 GPUs 5.4x, TP8 at micro-batch 32
+    # (3.5x below the same layout at 8, as logged) 4.4x
+    ("heldout90-fast-llm", 0.125, 0.125), ("heldout90-nanotron-bench-cluster", 0.53, 4.38),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
