@@ -172,7 +172,7 @@ def test_held_out_cases_median(table):
     left it there (10.03%, 408 of 821). Session 44: torchtitan's per-op selective AC recomputes a MoE layer's
     grouped-GEMM experts and keeps none of their outputs, and two of set 86's stacks were read from the upstream
     gpt_oss_20b entry its rows name (full recompute on B200, the chunked loss on GB300): all 822 predicted, none
-    refused: 10.02% (410 of 822 within 10%), the target missed by one run. Set 90 (ServiceNow Fast-LLM's Mistral-7B on
+    refused: 10.02% (410 of 822 within 10%; the median needs 412). Set 90 (ServiceNow Fast-LLM's Mistral-7B on
     32 H100, Hugging Face's July-2024 nanotron sweep of a 1B Llama on 8-64 H100): 36.5% blind, merged unchanged; all
     831 predicted: 10.08% (410 of 831 within 10%), the target missed by six runs. The bound records that state."""
     held = table[_held_out(table)]
