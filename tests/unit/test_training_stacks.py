@@ -126,6 +126,12 @@ def test_per_op_sac_recomputes_grouped_experts_by_hand():
     # + layer input (2880) + attention output (4096), BF16; under EP the dispatch and combine outputs (2 x 4 x 2880)
     assert memory.per_op_sac_bytes_per_token(s, True) == 2 * (2880 + 4096 + 4608)
     assert memory.per_op_sac_bytes_per_token(s, True, ep=8) == 2 * (2880 + 4096 + 4608 + 2 * 4 * 2880)
+    # DeepEP's dispatch returns a token once per destination rank: 8 (1 - (7/8)^4) = 3.3105 of 8 ranks for 4 experts
+    # drawn uniformly; its combine returns one reduced row
+    ranks = 8 * (1 - (7 / 8) ** 4)
+    assert ranks == pytest.approx(3.3105, abs=1e-4)
+    assert memory.per_op_sac_bytes_per_token(s, True, ep=8, dedup=True) == pytest.approx(
+        2 * (2880 + 4096 + 4608 + (ranks + 1) * 2880))
     # shared experts are plain linear layers: they continue the alternation after wo (w1 saved, w3 not, w2 saved)
     sh = s.replace(shared_experts=1)
     share_sh, saved_sh = compute.per_op_sac_matmuls(sh, True)
@@ -140,7 +146,8 @@ def test_per_op_sac_recomputes_grouped_experts_by_hand():
 def test_per_op_sac_moe_invariants(top_k, shared, f, ep):
     """One more routed copy never lowers the recomputed share and never changes what is saved (grouped GEMMs keep
     nothing); per-op SAC never stores more than the layer's full activations; expert parallelism adds exactly the
-    two all-to-all outputs, ``top_k`` BF16 rows of ``d`` each."""
+    two all-to-all outputs, ``top_k`` BF16 rows of ``d`` each; DeepEP's (one row per destination rank and one combined
+    row) is at least two rows and never more than the standard all-to-all's."""
     s = models.spec(MOE).replace(top_k=top_k, shared_experts=shared, expert_d_ff=f)
     more = s.replace(top_k=top_k + 1)
     share, saved = compute.per_op_sac_matmuls(s, True)
@@ -150,6 +157,8 @@ def test_per_op_sac_moe_invariants(top_k, shared, f, ep):
     assert memory.per_op_sac_bytes_per_token(s, True) <= full
     extra = memory.per_op_sac_bytes_per_token(s, True, ep) - memory.per_op_sac_bytes_per_token(s, True)
     assert extra == 2 * 2 * top_k * s.d_model
+    dedup = memory.per_op_sac_bytes_per_token(s, True, ep, dedup=True) - memory.per_op_sac_bytes_per_token(s, True)
+    assert 2 * 2 * s.d_model - 1e-6 <= dedup <= extra + 1e-6
 
 
 def test_unfused_elementwise_bytes_by_hand_for_llama3_8b():
@@ -296,9 +305,11 @@ def test_automodel_stack_is_fsdp2_with_the_vendor_attention_kernel():
     from intelligence_per_dollar.analysis import validation
     am, tt = validation.STACKS["automodel-te"], validation.STACKS["torchtitan-fsdp2"]
     assert am.attention_kernel == "vendor" and replace(am, attention_kernel="fa2") == validation.STACKS["automodel-flex"]
-    # beside the kernel, only the model states' bytes and the loss differ from torchtitan's (pure BF16: see below)
+    # beside the kernel, only the model states' bytes, the loss (pure BF16: see below) and the MoE dispatch (DeepEP's
+    # one copy per destination, where torchtitan's standard all-to-all sends one per expert) differ from torchtitan's
+    assert am.ep_dedup and not tt.ep_dedup
     assert replace(am, attention_kernel="fa2", grad_bytes=tt.grad_bytes, optimizer_state_bytes=tt.optimizer_state_bytes,
-                   loss=tt.loss) == tt
+                   loss=tt.loss, ep_dedup=tt.ep_dedup) == tt
     for acc, ratio in (("H100-SXM", 1.75), ("A100-80GB", 1.0)):
         a, t = _ctx(LLAMA8B, am, acc), _ctx(LLAMA8B, tt, acc)
         lay = _layout(a)

@@ -43,7 +43,8 @@ MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=F
 
 #: NeMo AutoModel (2025-26) as its MoE benchmark configs run it: PyTorch FSDP2 with BF16 parameters stepped in place
 #: (no fp32 master; Adam's moments in BF16) and the loss on BF16 logits (``fp32_upcast: false``); see ``automodel-te``.
-AUTOMODEL_BF16 = replace(training.FSDP2, grad_bytes=2.0, optimizer_state_bytes=6.0, loss="torch-bf16")
+#: Its MoE benchmark configs dispatch with DeepEP (``*_te_deepep.yaml``): one copy per destination (``ep_dedup``).
+AUTOMODEL_BF16 = replace(training.FSDP2, grad_bytes=2.0, optimizer_state_bytes=6.0, loss="torch-bf16", ep_dedup=True)
 
 #: Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from every TP rank (no
 #: scatter/gather) and runs plain 1F1B.
@@ -126,6 +127,23 @@ STACKS = {
     # torchtitan with its chunked loss (ChunkedLossWrapper, 8,192-token chunks; the row's note names ChunkedCELoss)
     "torchtitan-fsdp2-chunked-loss": training.STACKS["fsdp2-chunked-loss"],
     "torchtitan-fsdp2-fp8ag": replace(training.FSDP2, fsdp_fp8_all_gather=True),
+    # torchtitan with ``expert_parallel_comm_backend = "deepep"`` (DeepEP's dispatch sends a token once per
+    # destination rank and node, its combine returns one reduced row: ``torchtitan/distributed/deepep/deepep.py``)
+    "torchtitan-fsdp2-deepep": replace(training.FSDP2, ep_dedup=True),
+    # eager (no torch.compile) with the chunked loss (Lambda's PR 4605 sweep: ``ChunkedLossWrapper``), and the same
+    # with DeepEP
+    "torchtitan-fsdp2-chunked-loss-eager": replace(training.STACKS["fsdp2-chunked-loss"], fused_elementwise=False),
+    "torchtitan-fsdp2-chunked-loss-eager-deepep": replace(training.STACKS["fsdp2-chunked-loss"],
+                                                          fused_elementwise=False, ep_dedup=True),
+    # torchtitan run with ``training.dtype = "bfloat16"`` (torchtitan/config/job_config.py, ``Training.dtype``: "setting
+    # training_dtype=bfloat16 will put all parameters, gradients, and optimizer states in bfloat16, without an extra
+    # copy of fp32 weights ... logits will still be in fp32"; read 2026-12-06): no fp32 master
+    # (``Stack.optimizer_state_bytes`` 6, ``grad_bytes`` 2, as KempnerForge's BF16-built models); with the chunked
+    # loss, compiled and eager (Lambda's B200 sweeps, LambdaLabsML/torchtitan: "--training.dtype=bfloat16")
+    "torchtitan-bf16-chunked-loss": replace(training.STACKS["fsdp2-chunked-loss"], grad_bytes=2.0,
+                                            optimizer_state_bytes=6.0),
+    "torchtitan-bf16-chunked-loss-eager": replace(training.STACKS["fsdp2-chunked-loss"], fused_elementwise=False,
+                                                  grad_bytes=2.0, optimizer_state_bytes=6.0),
     # PyTorch FSDP1 (``FullyShardedDataParallel``, a FlatParameter per wrapped block) as IBM's fms-fsdp, Modalities,
     # TinyLlama's Lightning Fabric and lightning-thunder's "fsdp1" mode run it: the torch-native stand-in with FSDP1's
     # copies (Stack.fsdp_copies "flat": the gather fills the flat buffer the parameters view; the views' backward
@@ -188,6 +206,9 @@ STACK_FAMILIES = {
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-eager": "FSDP (torch-native)", "torchtitan-fsdp2-chunked-loss": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "fsdp1": "FSDP (torch-native)",
+    "torchtitan-bf16-chunked-loss": "FSDP (torch-native)", "torchtitan-bf16-chunked-loss-eager": "FSDP (torch-native)",
+    "torchtitan-fsdp2-deepep": "FSDP (torch-native)", "torchtitan-fsdp2-chunked-loss-eager": "FSDP (torch-native)",
+    "torchtitan-fsdp2-chunked-loss-eager-deepep": "FSDP (torch-native)",
     "fsdp1-eager": "FSDP (torch-native)",
     "xla-fsdp": "JAX / XLA (MaxText, Pax)", "automodel-te": "FSDP (torch-native)",
     "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",

@@ -248,16 +248,28 @@ class Memory:
     host_offload: object = 0.0
 
 
-def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool, ep=1) -> float:
+def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool, ep=1, dedup: bool = False) -> float:
     """Bytes per token one layer stores under torchtitan's per-op selective AC: the checkpointed
     layer input, the attention (SDPA) output and the saved (every other) matmul outputs, all BF16
     (:func:`~.compute.per_op_sac_matmuls`; ``torchtitan/models/llama3/parallelize_llama.py``). A MoE layer's
     routed experts keep nothing (their grouped GEMMs are recomputed); with expert parallelism (``ep`` > 1) the
-    save list's ``all_to_all_single`` keeps the dispatch's and the combine's outputs, ``top_k`` rows of ``d``
-    each per token."""
+    save list keeps the outputs of the dispatch and of the combine, whose size depends on the dispatcher:
+
+    * ``dedup`` False, torchtitan's "standard" backend (``torchtitan/distributed/expert_parallel.py``
+      ``ExpertParallel``: ``all_to_all_single_autograd`` of the routed input, one copy per chosen expert, both
+      ways): ``top_k`` rows of ``d`` each per token, twice;
+    * ``dedup`` True, DeepEP (``torchtitan/distributed/deepep/deepep.py``: the ``deepep::dispatch`` and
+      ``deepep::combine`` ops the parallelize step adds to ``_op_sac_save_list``): dispatch returns each token once
+      per destination rank, ``ep (1 - (1 - 1/ep)^top_k)`` rows per token on average for experts drawn uniformly
+      (at most ``top_k``), and combine returns the reduced token, one row."""
     _, saved = per_op_sac_matmuls(s, moe)
-    a2a = 2 * s.top_k * s.d_model * (np.asarray(ep, float) > 1) if moe else 0.0
-    return ACTIVATION_BYTES * (s.d_model + s.heads * architecture.head_dim(s) + saved + a2a)
+    a2a = 0.0
+    if moe:
+        ep = np.asarray(ep, float)
+        ranks = np.minimum(ep * (1.0 - (1.0 - 1.0 / np.maximum(ep, 1.0)) ** s.top_k), s.top_k)
+        a2a = np.where(ep > 1, (ranks + 1.0) * s.d_model if dedup else 2.0 * s.top_k * s.d_model, 0.0)
+    out = ACTIVATION_BYTES * (s.d_model + s.heads * architecture.head_dim(s) + saved + a2a)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
@@ -270,8 +282,8 @@ def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
 
     def kinds(a: Activations, moe_layer: bool):
         if per_op:
-            return T * a.per_gpu, np.minimum(T * per_op_sac_bytes_per_token(ctx.s, moe_layer, lay.ep) / tp,
-                                              T * a.per_gpu)
+            kept = per_op_sac_bytes_per_token(ctx.s, moe_layer, lay.ep, ctx.stack.ep_dedup)
+            return T * a.per_gpu, np.minimum(T * kept / tp, T * a.per_gpu)
         return T * a.per_gpu, T * (a.per_gpu - a.core / tp)
 
     full_d, sel_d = kinds(dense, False)

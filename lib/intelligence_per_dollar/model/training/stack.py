@@ -58,7 +58,9 @@ class Stack:
     scale-out network and fans it out over NVLink there (DeepEP / HybridEP, Megatron-Core's "flex"
     dispatcher; DeepSeek-V3 report section 3.2.2); False: one copy per routed expert (Megatron-Core's
     plain ``moe_token_dispatcher_type="alltoall"``, which permutes ``top_k`` copies of each token
-    before an NCCL all-to-all).
+    before an NCCL all-to-all; torchtitan's "standard" expert parallelism). Under torchtitan's per-op
+    selective AC it also sets what the save list keeps of the dispatch (DeepEP: one row per
+    destination rank; :func:`~.memory.per_op_sac_bytes_per_token`).
     ``moe_expert_sort``: the dispatcher groups the rows a rank receives by local expert in a pass of
     its own and restores their order before the combine (Megatron-Core's all-to-all dispatcher,
     ``sort_chunks_by_idxs``; its flex dispatcher's permute of DeepEP's output): two more passes over
@@ -323,7 +325,10 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: of the gathered parameters and of the gradients into the reduce-scatter buffer (``fsdp_copies``); PyTorch SDPA
 #: (FlashAttention-2) for attention; torchao Float8 saves the BF16 inputs of its linear layers
 #: (no low-precision activation storage); separate Q / K / V / output and gate / up / down linear layers
-#: (``fused_projections`` False); per-op selective AC; sequence parallelism with TP;
+#: (``fused_projections`` False); per-op selective AC; sequence parallelism with TP; expert parallelism on
+#: torchtitan's default "standard" backend, an ``all_to_all_single`` of the routed input with one copy of a token
+#: per chosen expert (``torchtitan/distributed/expert_parallel.py`` ``ExpertParallel``: no dedup, ``ep_dedup``
+#: False; its DeepEP backend is ``ep_dedup`` True);
 #: synchronous TP (async TP, forward only, is ``STACKS["fsdp2-asynctp"]``); under ``zero=3`` the fp32 parameter
 #: shard is the optimizer's master copy (``sharded_master_params``); compiled (``torch.compile``, as torchtitan's
 #: published benchmarks run it: fused elementwise chains; eager is ``STACKS["fsdp2-eager"]``). Layouts use ``zero=3``
@@ -335,10 +340,15 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: Pricing them at the vendor rate moves the torchtitan Blackwell rows further fast (+24% -> +43% on NousResearch's
 #: DeepEP runs): they run 24-80% below the model for a reason not yet found, which the slower attention price hides
 #: in part. FA2 itself runs 2.7-3.4x slower than cuDNN on B200 (NVIDIA cudnn-frontend's B200 SDPA benchmark, causal,
-#: head dim 128, 4k-32k), against 1.6-1.75x on H100, so no constant ratio serves both generations.
+#: head dim 128, 4k-32k), against 1.6-1.75x on H100, so no constant ratio serves both generations. Session 45 (set 92):
+#: the gap is not torchtitan-wide: mlc-ai/pith-train issue 79's compiled Qwen3-30B-A3B on 8 B200 (FSDP, batch 8,
+#: selective AC, chunked loss) runs within 1% of the model where Lambda's fork, same layout, runs 24% below it and
+#: 40-84% below when eager; leads not priced: the PyTorch team's 750 W B200s sustain 1.09-1.11 PF in cuBLAS at
+#: 4096-8192 cubed (facebookexperimental/triton PR 854), and per-op SAC recomputed cuDNN attention on B200 until
+#: pytorch/torchtitan PR 2095 (December 2025) put it on the save list.
 FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
                 selective_recompute="per-op", sharded_master_params=True, fsdp_copies="per-parameter",
-                fused_projections=False)
+                fused_projections=False, ep_dedup=False)
 #: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
 #: layers): FlashAttention-2, no Megatron sequence parallelism, no TP-GEMM overlap, every TP rank
 #: sends the whole activation between stages (no scatter/gather), plain 1F1B, gradient buckets of its default
