@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -79,3 +80,15 @@ def test_sizes_past_float_range_and_huge_sequences_are_refused_by_name():
     with pytest.raises(ValueError, match="seq_len"):
         architecture.forward_flops_per_token(s, 1.1235582092889474e+307)
     assert architecture.forward_flops_per_token(s, architecture.MAX_SEQ_LEN_TOKENS) < float("inf")
+
+
+def test_expert_groups_hit_by_hand_and_bounds():
+    """A token's 4 experts over 8 ranks hit 8 (1 - (7/8)^4) = 3.3105 ranks on average; one group is always hit
+    once; the count never exceeds the experts or the groups and grows with both."""
+    assert ar.expert_groups_hit(8, 4) == pytest.approx(3.3105, abs=1e-4)
+    assert ar.expert_groups_hit(1, 8) == pytest.approx(1.0)
+    n = np.array([1, 2, 4, 8, 64, 256])
+    for k in (1, 2, 4, 8):
+        hit = ar.expert_groups_hit(n, k)
+        assert np.all(hit <= np.minimum(n, k) + 1e-12) and np.all(hit >= 1.0 - 1e-12)
+        assert np.all(np.diff(hit) >= 0) and np.all(hit <= ar.expert_groups_hit(n, k + 1))

@@ -46,6 +46,11 @@ MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=F
 #: Its MoE benchmark configs dispatch with DeepEP (``*_te_deepep.yaml``): one copy per destination (``ep_dedup``).
 AUTOMODEL_BF16 = replace(training.FSDP2, grad_bytes=2.0, optimizer_state_bytes=6.0, loss="torch-bf16", ep_dedup=True)
 
+#: torchtitan with its chunked loss, run eager (no ``torch.compile``: unfused elementwise chains).
+_CHUNKED_EAGER = replace(training.STACKS["fsdp2-chunked-loss"], fused_elementwise=False)
+#: Model states of a model built and stepped in BF16: the BF16 parameter shard and two BF16 Adam moments, BF16 gradients.
+_BF16_STATES = {"grad_bytes": 2.0, "optimizer_state_bytes": 6.0}
+
 #: Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from every TP rank (no
 #: scatter/gather) and runs plain 1F1B.
 DEEPSPEED_2021 = replace(training.MEGATRON_2021, p2p_scatter_gather=False)
@@ -132,18 +137,15 @@ STACKS = {
     "torchtitan-fsdp2-deepep": replace(training.FSDP2, ep_dedup=True),
     # eager (no torch.compile) with the chunked loss (Lambda's PR 4605 sweep: ``ChunkedLossWrapper``), and the same
     # with DeepEP
-    "torchtitan-fsdp2-chunked-loss-eager": replace(training.STACKS["fsdp2-chunked-loss"], fused_elementwise=False),
-    "torchtitan-fsdp2-chunked-loss-eager-deepep": replace(training.STACKS["fsdp2-chunked-loss"],
-                                                          fused_elementwise=False, ep_dedup=True),
+    "torchtitan-fsdp2-chunked-loss-eager": _CHUNKED_EAGER,
+    "torchtitan-fsdp2-chunked-loss-eager-deepep": replace(_CHUNKED_EAGER, ep_dedup=True),
     # torchtitan run with ``training.dtype = "bfloat16"`` (torchtitan/config/job_config.py, ``Training.dtype``: "setting
     # training_dtype=bfloat16 will put all parameters, gradients, and optimizer states in bfloat16, without an extra
     # copy of fp32 weights ... logits will still be in fp32"; read 2026-12-06): no fp32 master
     # (``Stack.optimizer_state_bytes`` 6, ``grad_bytes`` 2, as KempnerForge's BF16-built models); with the chunked
     # loss, compiled and eager (Lambda's B200 sweeps, LambdaLabsML/torchtitan: "--training.dtype=bfloat16")
-    "torchtitan-bf16-chunked-loss": replace(training.STACKS["fsdp2-chunked-loss"], grad_bytes=2.0,
-                                            optimizer_state_bytes=6.0),
-    "torchtitan-bf16-chunked-loss-eager": replace(training.STACKS["fsdp2-chunked-loss"], fused_elementwise=False,
-                                                  grad_bytes=2.0, optimizer_state_bytes=6.0),
+    "torchtitan-bf16-chunked-loss": replace(training.STACKS["fsdp2-chunked-loss"], **_BF16_STATES),
+    "torchtitan-bf16-chunked-loss-eager": replace(_CHUNKED_EAGER, **_BF16_STATES),
     # PyTorch FSDP1 (``FullyShardedDataParallel``, a FlatParameter per wrapped block) as IBM's fms-fsdp, Modalities,
     # TinyLlama's Lightning Fabric and lightning-thunder's "fsdp1" mode run it: the torch-native stand-in with FSDP1's
     # copies (Stack.fsdp_copies "flat": the gather fills the flat buffer the parameters view; the views' backward

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from intelligence_per_dollar.sources import checks
 from intelligence_per_dollar.sources.models import ModelSpec
 
@@ -32,7 +34,7 @@ __all__ = [
     "total_params", "active_params", "embedding_params", "params_per_layer",
     "matmul_params_active", "matmul_flops_per_token", "attention_flops_per_token",
     "forward_flops_per_token", "training_flops_per_token", "kv_cache_bytes_per_token",
-    "from_total_active", "is_moe", "is_mla", "head_dim", "moe_layers", "MAX_SEQ_LEN_TOKENS",
+    "from_total_active", "is_moe", "is_mla", "head_dim", "moe_layers", "expert_groups_hit", "MAX_SEQ_LEN_TOKENS",
 ]
 
 #: MLA rotary (decoupled RoPE) key/query dimension when the spec does not give one
@@ -67,6 +69,16 @@ def rope_head_dim(s: ModelSpec) -> int:
 def moe_layers(s: ModelSpec) -> int:
     """Number of layers whose FFN is a mixture of experts."""
     return s.layers - s.dense_layers if is_moe(s) else 0
+
+
+def expert_groups_hit(groups, top_k):
+    """Expected number of distinct groups (ranks, or NVLink domains) a token's ``top_k`` experts fall in when the
+    experts are spread evenly over ``groups`` groups and routing is uniform: ``n (1 - (1 - 1/n)^k)``, each group
+    missed with probability ``(1 - 1/n)^k`` (at most ``k``; 1 for one group). A deduplicating dispatcher (DeepEP,
+    HybridEP: DeepSeek-V3, arXiv 2412.19437, section 3.2.2) sends a token once per group it hits."""
+    n = np.maximum(np.asarray(groups, float), 1.0)
+    out = n * (1.0 - np.power(1.0 - 1.0 / n, top_k))
+    return float(out) if np.ndim(out) == 0 else out
 
 
 # ---------------------------------------------------------------------------------------------

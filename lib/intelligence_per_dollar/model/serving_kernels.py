@@ -531,7 +531,7 @@ def ep_all_to_all_s(ctx: Context, tokens_per_gpu, ep, bytes_per_value, fanout=No
     n_dom = np.maximum(ep / p_in, 1.0)
     vec = np.asarray(tokens_per_gpu, float) * s.d_model * bytes_per_value
     in_bytes = vec * k * (p_in - 1) / np.maximum(ep, 1.0) + vec * k * (n_dom - 1) / n_dom * (p_in - 1) / p_in
-    remote = (n_dom - 1) * (1.0 - np.power(1.0 - 1.0 / n_dom, k))
+    remote = architecture.expert_groups_hit(n_dom, k) * (n_dom - 1) / n_dom
     out_bytes = vec * remote
     t_in = np.where(p_in > 1, (p_in - 1) * ctx.scaleup.latency_s
                     + in_bytes / (ctx.scaleup.effective_bytes_per_s * scaleup_share(ctx, p_in)), 0.0)

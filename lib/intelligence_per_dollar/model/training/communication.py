@@ -84,7 +84,7 @@ def _remote_copy_scale(top_k: int, ep, ep_in):
     distinct remote domains among ``top_k`` experts drawn uniformly from ``n = ep / ep_in``
     domains, ``(n - 1)(1 - (1 - 1/n)^k)``, instead of ``k (n - 1) / n``."""
     n_dom = np.maximum(ep / ep_in, 1.0)
-    distinct = (n_dom - 1) * (1 - (1 - 1 / n_dom) ** top_k)
+    distinct = architecture.expert_groups_hit(n_dom, top_k) * (n_dom - 1) / n_dom
     return np.where(n_dom > 1, distinct / np.maximum(top_k * (n_dom - 1) / n_dom, 1e-30), 1.0)
 
 

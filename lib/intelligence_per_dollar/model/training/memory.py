@@ -260,13 +260,13 @@ def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool, ep=1, dedup: bool
       ways): ``top_k`` rows of ``d`` each per token, twice;
     * ``dedup`` True, DeepEP (``torchtitan/distributed/deepep/deepep.py``: the ``deepep::dispatch`` and
       ``deepep::combine`` ops the parallelize step adds to ``_op_sac_save_list``): dispatch returns each token once
-      per destination rank, ``ep (1 - (1 - 1/ep)^top_k)`` rows per token on average for experts drawn uniformly
-      (at most ``top_k``), and combine returns the reduced token, one row."""
+      per destination rank, :func:`~intelligence_per_dollar.model.architecture.expert_groups_hit` of ``ep`` rows
+      per token on average, and combine returns the reduced token, one row."""
     _, saved = per_op_sac_matmuls(s, moe)
     a2a = 0.0
     if moe:
         ep = np.asarray(ep, float)
-        ranks = np.minimum(ep * (1.0 - (1.0 - 1.0 / np.maximum(ep, 1.0)) ** s.top_k), s.top_k)
+        ranks = architecture.expert_groups_hit(ep, s.top_k)
         a2a = np.where(ep > 1, (ranks + 1.0) * s.d_model if dedup else 2.0 * s.top_k * s.d_model, 0.0)
     out = ACTIVATION_BYTES * (s.d_model + s.heads * architecture.head_dim(s) + saved + a2a)
     return float(out) if np.ndim(out) == 0 else out
