@@ -91,9 +91,28 @@ STACKS = {
     # "flex" dispatcher and full-iteration CUDA graphs, so no host sync per MoE layer; routing force-balanced)
     # HybridEP's dispatch writes the received rows grouped per local expert: no sort pass (Stack.moe_expert_sort)
     "mbridge-2026-a2a-overlap": replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False),
+    # the same where the recipe counts the embedding and the loss as a layer each in the pipeline split
+    # (``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split``: Megatron-LM's
+    # examples/moe_recipes/qwen3_235b/h100/bf16_256GPU_TP2PP8EP32.yaml @256f606, read 2026-12-06)
+    "mbridge-2026-a2a-overlap-split": replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False,
+                                              moe_expert_sort=False, embedding_and_loss_in_split=True),
+    # EP all-to-all overlap with the DeepEP backend and no CUDA graphs: DeepEP's normal dispatch waits on the host for
+    # the received counts (host.py), and the received rows are sorted per local expert; the split as above
+    # (examples/moe_recipes/qwen3_235b/b200/mxfp8_128GPU_TP2PP4EP16.yaml @6cb71db, read 2026-12-06)
+    "mbridge-2026-deepep-overlap-split": replace(MBRIDGE_PERF, ep_overlap=True, embedding_and_loss_in_split=True),
     # a Megatron-Bridge recipe run on real data with natural routing (``moe_router_force_load_balancing=false``, as
     # the model-verification cards' functional pretraining items state): the book's central load factor
     "mbridge-2026-natural": replace(MBRIDGE_PERF, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    # Alibaba's Pai-Megatron-Patch (Megatron-Core with TE) as InternLM XTuner's Qwen3-235B-A22B benchmark on 256 H800
+    # runs it (xtuner docs/zh_cn/benchmark/megatron_moe_benchmark.md @bfafd26, read 2026-12-06): the pipeline split
+    # counts the embedding and the loss as a layer each ("把embedding和loss计算也当做1个layer", Megatron-Core's
+    # --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split), and TP communication overlap
+    # is off except in the one table row that names "tp overlap"; the all-to-all dispatcher, or DeepEP where the row
+    # names it
+    "pai-megatron-2025-alltoall": replace(MBRIDGE_PERF, ep_dedup=False, tp_overlap=False,
+                                          embedding_and_loss_in_split=True),
+    "pai-megatron-2025-alltoall-tp-overlap": replace(MBRIDGE_PERF, ep_dedup=False, embedding_and_loss_in_split=True),
+    "pai-megatron-2025-deepep": replace(MBRIDGE_PERF, tp_overlap=False, embedding_and_loss_in_split=True),
     # MLPerf Training v6.0's DeepSeek-V3 (NVIDIA's NeMo recipe: the same EP all-to-all overlap, HybridEP and
     # full-iteration CUDA graphs) trains on real data with dropless routing: the book's central load factor
     "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False,
@@ -202,7 +221,9 @@ STACK_FAMILIES = {
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs-alltoall": "Megatron-Core / NeMo", "mbridge-2026-alltoall": "Megatron-Core / NeMo",
     "mbridge-2026-actoffload": "Megatron-Core / NeMo", "mbridge-2026-a2a-overlap": "Megatron-Core / NeMo",
-    "mbridge-2026-natural": "Megatron-Core / NeMo",
+    "mbridge-2026-a2a-overlap-split": "Megatron-Core / NeMo", "mbridge-2026-deepep-overlap-split": "Megatron-Core / NeMo",
+    "mbridge-2026-natural": "Megatron-Core / NeMo", "pai-megatron-2025-alltoall": "Megatron-Core / NeMo",
+    "pai-megatron-2025-alltoall-tp-overlap": "Megatron-Core / NeMo", "pai-megatron-2025-deepep": "Megatron-Core / NeMo",
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo", "zero-bubble-2024": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
