@@ -322,8 +322,8 @@ def test_median_near_the_issue_target_of_15_percent(table):
     +69% / +56%) merged with the vLLM row's stated scheduler (+59%): 11.24% over 1,442. Set 93 (SGLang cookbook
     pages: MiniMax-M2.5 FP8 on 8 B200 / 8 H100, GLM-4.5V on 4 B200, Qwen3-Coder-480B FP8 on 8 B200, collected blind at
     5a39193, 37.5% median) merged unchanged: 11.38% over 1,463. Set 94 (vLLM's Llama 3.1 launch post, 405B FP8 on 8
-    H100, 1,000 prompts at once, +97%) merged unchanged: 11.39% over 1,464. The bound records that state so a regression fails;
-    chapter 3's takeaway says where the median stands."""
+    H100, 1,000 prompts at once, +97%) merged unchanged: 11.39% over 1,464. The bound records that state so a
+    regression fails; chapter 3's takeaway says where the median stands."""
     assert table.error.abs().median() <= 0.114
 
 

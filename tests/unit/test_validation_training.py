@@ -465,8 +465,8 @@ def test_held_out_cases_median(table):
     # set 93: the MoE Parallel Folding paper's (arXiv 2504.14960) Mixtral-8x22B / Qwen2-57B-A14B / G8T8 on 64-1,024
     # H100 -10% to +24% (7.6% median); Megatron-LM PR 5728 / 5289 MoE recipes: full CUDA graph GB200 / GB300 Qwen3-235B
     # within 7%, partial graphs and B200 / B300 +41% to +53% (the H100 235B and B200 rows on the stacks their recipes
-    # state: the embedding and loss in the pipeline split, DeepEP's host sync: +17% -> +27%, +55% -> +50%); XTuner's Pai-Megatron-Patch Qwen3-235B on 256 H800 on
-    # the stacks its doc states, -16% to +66%; Pai issue 643's Qwen3-30B on 16 H800 +31% / +33%; Megatron-Bridge issue
+    # state: the embedding and loss in the pipeline split, DeepEP's host sync: +17% -> +27%, +55% -> +50%); XTuner's
+    # Pai-Megatron-Patch Qwen3-235B on 256 H800 on the stacks its doc states, -16% to +66%; Pai issue 643's Qwen3-30B on 16 H800 +31% / +33%; Megatron-Bridge issue
     # 4439's Qwen3-30B MXFP8 on 8 B200 +29%; yangwhale's 16-GPU NeMo logs on B200 12-30% fast
     ("heldout93-moe-folding", 0.08, 0.24), ("heldout93-fw-mlm-moe-recipes", 0.23, 0.535),
     ("heldout93-fw-mlm-moe-recipes-pr5289", 0.455, 0.505), ("heldout93-fw-xtuner-megatron-moe", 0.165, 0.66),
