@@ -45,7 +45,7 @@ def test_torchtitan_rows_use_the_stack_their_notes_state():
     assert checked >= 21
 
 
-def test_pai_megatron_rows_use_the_split_and_overlap_their_page_states():
+def test_pai_megatron_rows_use_the_split_and_overlap_their_page_states(monkeypatch):
     """XTuner's Pai-Megatron-Patch Qwen3-235B rows (set 93) count the embedding and the loss as a layer each in the
     pipeline split and run TP communication overlap only where the row names "tp overlap"; DeepEP rows dedup per
     destination. The stacks are Megatron-Bridge's with exactly those facts changed, and the facts move the model the
@@ -68,12 +68,8 @@ def test_pai_megatron_rows_use_the_split_and_overlap_their_page_states():
         validation.STACKS["mbridge-2026"], tp_overlap=False, embedding_and_loss_in_split=True)
 
     def speed(case, **change):
-        stack = replace(validation.STACKS[case["stack"]], **change)
-        validation.STACKS["_probe"] = stack
-        try:
-            return validation.predict(dict(case, stack="_probe"))[0]
-        finally:
-            del validation.STACKS["_probe"]
+        monkeypatch.setitem(validation.STACKS, "_probe", replace(validation.STACKS[case["stack"]], **change))
+        return validation.predict(dict(case, stack="_probe"))[0]
 
     pp32 = next(c for c in rows if c["id"].endswith("tp1ep8pp32vp3-full-mbs4"))
     assert speed(pp32) > 1.05 * speed(pp32, embedding_and_loss_in_split=False)

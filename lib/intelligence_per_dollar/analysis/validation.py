@@ -46,6 +46,11 @@ MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=F
 #: Its MoE benchmark configs dispatch with DeepEP (``*_te_deepep.yaml``): one copy per destination (``ep_dedup``).
 AUTOMODEL_BF16 = replace(training.FSDP2, grad_bytes=2.0, optimizer_state_bytes=6.0, loss="torch-bf16", ep_dedup=True)
 
+#: Megatron-Bridge's EP all-to-all overlap recipes (HybridEP, full-iteration CUDA graphs): ``mbridge-2026-a2a-overlap``.
+_A2A_OVERLAP = replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False)
+#: A pipeline split that counts the embedding and the loss as a layer each (Megatron-Core's
+#: ``--account-for-embedding-in-pipeline-split`` / ``--account-for-loss-in-pipeline-split``).
+_SPLIT = {"embedding_and_loss_in_split": True}
 #: torchtitan with its chunked loss, run eager (no ``torch.compile``: unfused elementwise chains).
 _CHUNKED_EAGER = replace(training.STACKS["fsdp2-chunked-loss"], fused_elementwise=False)
 #: Model states of a model built and stepped in BF16: the BF16 parameter shard and two BF16 Adam moments, BF16 gradients.
@@ -90,16 +95,15 @@ STACKS = {
     # _enable_deepseek_full_iteration_mxfp8: overlap_moe_expert_parallel_comm with delay_wgrad_compute, the HybridEP
     # "flex" dispatcher and full-iteration CUDA graphs, so no host sync per MoE layer; routing force-balanced)
     # HybridEP's dispatch writes the received rows grouped per local expert: no sort pass (Stack.moe_expert_sort)
-    "mbridge-2026-a2a-overlap": replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False),
+    "mbridge-2026-a2a-overlap": _A2A_OVERLAP,
     # the same where the recipe counts the embedding and the loss as a layer each in the pipeline split
     # (``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split``: Megatron-LM's
     # examples/moe_recipes/qwen3_235b/h100/bf16_256GPU_TP2PP8EP32.yaml @256f606, read 2026-12-06)
-    "mbridge-2026-a2a-overlap-split": replace(MBRIDGE_PERF, ep_overlap=True, moe_host_sync=False,
-                                              moe_expert_sort=False, embedding_and_loss_in_split=True),
+    "mbridge-2026-a2a-overlap-split": replace(_A2A_OVERLAP, **_SPLIT),
     # EP all-to-all overlap with the DeepEP backend and no CUDA graphs: DeepEP's normal dispatch waits on the host for
     # the received counts (host.py), and the received rows are sorted per local expert; the split as above
     # (examples/moe_recipes/qwen3_235b/b200/mxfp8_128GPU_TP2PP4EP16.yaml @6cb71db, read 2026-12-06)
-    "mbridge-2026-deepep-overlap-split": replace(MBRIDGE_PERF, ep_overlap=True, embedding_and_loss_in_split=True),
+    "mbridge-2026-deepep-overlap-split": replace(MBRIDGE_PERF, ep_overlap=True, **_SPLIT),
     # a Megatron-Bridge recipe run on real data with natural routing (``moe_router_force_load_balancing=false``, as
     # the model-verification cards' functional pretraining items state): the book's central load factor
     "mbridge-2026-natural": replace(MBRIDGE_PERF, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
@@ -109,10 +113,9 @@ STACKS = {
     # --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split), and TP communication overlap
     # is off except in the one table row that names "tp overlap"; the all-to-all dispatcher, or DeepEP where the row
     # names it
-    "pai-megatron-2025-alltoall": replace(MBRIDGE_PERF, ep_dedup=False, tp_overlap=False,
-                                          embedding_and_loss_in_split=True),
-    "pai-megatron-2025-alltoall-tp-overlap": replace(MBRIDGE_PERF, ep_dedup=False, embedding_and_loss_in_split=True),
-    "pai-megatron-2025-deepep": replace(MBRIDGE_PERF, tp_overlap=False, embedding_and_loss_in_split=True),
+    "pai-megatron-2025-alltoall": replace(MBRIDGE_PERF, ep_dedup=False, tp_overlap=False, **_SPLIT),
+    "pai-megatron-2025-alltoall-tp-overlap": replace(MBRIDGE_PERF, ep_dedup=False, **_SPLIT),
+    "pai-megatron-2025-deepep": replace(MBRIDGE_PERF, tp_overlap=False, **_SPLIT),
     # MLPerf Training v6.0's DeepSeek-V3 (NVIDIA's NeMo recipe: the same EP all-to-all overlap, HybridEP and
     # full-iteration CUDA graphs) trains on real data with dropless routing: the book's central load factor
     "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False,
