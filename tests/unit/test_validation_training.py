@@ -243,10 +243,11 @@ def test_held_out_cases_median(table):
     XTuner rows on the Pai-Megatron-Patch stacks their doc states: all 907 predicted, none refused: 10.59% (433 of 907
     within 10%), the target missed by twenty-one runs. Set 94 (25 non-best layouts of Hugging Face's nanotron sweep,
     one early step each: 21.6% blind, the 1.34B model at micro-batch 1 on 64-256 GPUs 2.5-4.4x) merged unchanged:
-    all 932 predicted: 10.85% (441 of 932 within 10%), the target missed by twenty-five runs. The bound records that
-    state."""
+    all 932 predicted: 10.85% (441 of 932 within 10%), the target missed by twenty-five runs. Session 47 priced the
+    loss's traffic over the logits and nanotron's compute-cost pipeline split: 10.58% (448 of 932 within 10%), the
+    target missed by nineteen runs. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 932 and held.error.count() == 932 and held.error.abs().median() <= 0.109
+    assert len(held) == 932 and held.error.count() == 932 and held.error.abs().median() <= 0.106
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -270,15 +271,16 @@ def test_held_out_cases_median(table):
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
-    ("megatron-bridge", 0.08, 1.34), ("deepseek-v3", 0.12, 0.12), ("torchtitan-fsdp2", 0.03, 0.305),
-    ("llama3-production", 0.06, 0.07), ("megatron-bridge-unseen", 0.055, 1.015), ("bloom", 0.03, 0.03),
-    ("mpt-foundry-fsdp", 0.055, 0.275), ("nemo-25x", 0.13, 0.3), ("automodel-fsdp2", 0.11, 0.26),
+    ("megatron-bridge", 0.08, 1.34), ("deepseek-v3", 0.165, 0.165), ("torchtitan-fsdp2", 0.03, 0.305),
+    ("llama3-production", 0.06, 0.07), ("megatron-bridge-unseen", 0.055, 1.1), ("bloom", 0.03, 0.03),
+    ("mpt-foundry-fsdp", 0.06, 0.275), ("nemo-25x", 0.13, 0.3), ("automodel-fsdp2", 0.115, 0.265),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
     # torchtitan's power-limited B200 rows (cap not stated) are the known misses
-    ("megatron-bridge-2604", 0.15, 0.63), ("megatron-bridge-2606", 0.08, 0.655), ("torchtitan-blackwell", 0.8, 0.91),
+    ("megatron-bridge-2604", 0.15, 0.63), ("megatron-bridge-2606", 0.08, 0.655), ("torchtitan-blackwell", 0.77, 0.87),
     # set 5, merged at the error it had when first predicted (blind): MPT-30B at 8k on 8 H100 is the worst (+49%)
     ("heldout5-dgxc", 0.13, 0.3), ("heldout5-dgxc-maxtext", 0.14, 0.19), ("heldout5-nemo2407", 0.08, 0.13),
-    ("heldout5-torchtitan-a100", 0.065, 0.08), ("heldout5-automodel", 0.125, 0.175), ("heldout5-mbridge2511", 0.08, 0.1),
+    ("heldout5-torchtitan-a100", 0.065, 0.08), ("heldout5-automodel", 0.125, 0.175),
+    ("heldout5-mbridge2511", 0.085, 0.105),
     ("heldout5-mpt", 0.115, 0.415),
     # set 6, merged at the error it had when first predicted (blind): NeMo 25.04's DeepSeek-V3 BF16 on 256 GB200 runs 3.4x
     # slower than predicted (958 tokens/s per GPU; Megatron-Bridge 25.11 runs the same model at 3,848 on GB300)
@@ -292,42 +294,44 @@ def test_held_out_cases_median(table):
     # set 8, merged at the error it had when first predicted (blind): MLPerf's Llama 3.1 8B on 512 GB300 (one
     # sequence per 8 GPUs per step, -55% in step time) and Megatron-LM's DeepSeek-V3 baseline on GB200 (the same
     # layout runs 1.96x faster after the optimizations the page describes; the final row is within 3%) are the misses
-    ("heldout8-mlperf-train", 0.07, 0.53), ("heldout8-moe-modelzoo", 0.12, 0.205), ("heldout8-mcore-dsv3-gb200", 0.46, 0.87),
+    ("heldout8-mlperf-train", 0.07, 0.53), ("heldout8-moe-modelzoo", 0.125, 0.205),
+    ("heldout8-mcore-dsv3-gb200", 0.46, 0.87),
     # set 9 (step times, so + is too slow): MLPerf Training v6.0's DeepSeek-V3 on GB300 runs 1.55x GB200's rate per
     # GPU (TP1 without recompute against TP2 with it; the model gives 1.12x at the same FP8 peak). Blind, with the
     # default Megatron stack: GB300 +25%, GB200 -9% / -5%; with the EP all-to-all overlap and real routing the runs
     # state (stack mlperf-2026-moe): GB300 +12%, GB200 -19% / -16%
-    ("heldout9-mlperf60-dsv3", 0.17, 0.17), ("heldout9-mlperf60-partners", 0.13, 0.13),
+    ("heldout9-mlperf60-dsv3", 0.17, 0.175), ("heldout9-mlperf60-partners", 0.13, 0.13),
     ("heldout9-mlperf60-llama405b", 0.14, 0.21), ("heldout9-mlperf60-gptoss", 0.03, 0.04),
     # set 10, merged at the error it had when first predicted (blind, step times): CoreWeave's DeepSeek-V3 on 2,048-8,192
     # GB300 within 6% with the stack the MLPerf recipe states (mlperf-2026-moe); the miss is again the strong-scaling
     # corner, Llama 3.1 8B on 1,024 GB200 (one sequence per 16 GPUs per step: the model's step is 63% short)
     ("heldout10-mlperf60-llama8b", 0.07, 0.49), ("heldout10-mlperf60-gptoss", 0.21, 0.33),
-    ("heldout10-mlperf60-dsv3-coreweave", 0.015, 0.085), ("heldout10-mlperf60-llama405b-coreweave", 0.095, 0.095),
+    ("heldout10-mlperf60-dsv3-coreweave", 0.015, 0.09), ("heldout10-mlperf60-llama405b-coreweave", 0.095, 0.095),
     # set 11 (blind with the default Megatron-Core stack: FlagPerf +32% to +43%, FlagScale +43% / +91%; merged with the
     # stack their launch scripts state, no TP communication overlap or overlapped gradient reduce): Llama 3 8B at TP2 on
     # 8-16 H100 stays 23-30% over (Megatron-Core 0.6's attention backend is not stated); MLPerf v5.1 Nebius within 2%
-    ("heldout11-flagperf-mcore", 0.23, 0.27), ("heldout11-flagperf-flagscale-h800", 0.085, 0.115),
-    ("heldout11-mlperf51-nebius", 0.02, 0.02),
+    ("heldout11-flagperf-mcore", 0.2, 0.23), ("heldout11-flagperf-flagscale-h800", 0.085, 0.115),
+    ("heldout11-mlperf51-nebius", 0.02, 0.025),
     # set 12, merged at its blind error: single-node B200 within 0-10%, two to four nodes over InfiniBand 8-12% short
     ("heldout12-mlperf51-dell", 0.05, 0.1), ("heldout12-mlperf51-nebius-multinode", 0.05, 0.05),
     # set 13, merged at its blind error: one B200 node within 1%; 64 H200 over InfiniBand 14% short and Cisco's 128 H100
     # in v5.1 37% short (the same system's v6.0 step, set 10, is 28% faster: -14%)
-    ("heldout13-mlperf51-supermicro", 0.03, 0.03), ("heldout13-mlperf51-hpe-h200", 0.065, 0.065),
+    ("heldout13-mlperf51-supermicro", 0.035, 0.035), ("heldout13-mlperf51-hpe-h200", 0.065, 0.065),
     ("heldout13-mlperf51-cisco-h100", 0.325, 0.325),
     # set 14, merged at its blind error: HPE's 16-32 B200/GB300 within 5%; Lambda's 72 GB300 in one NVL72 rack (CP2, one
     # micro-batch of 4,096 tokens per GPU) 21% short: the strong-scaling miss without an inter-node network
-    ("heldout14-mlperf60-hpe-multinode", 0.06, 0.095), ("heldout14-mlperf60-hpe-gptoss", 0.065, 0.075),
+    ("heldout14-mlperf60-hpe-multinode", 0.065, 0.1), ("heldout14-mlperf60-hpe-gptoss", 0.07, 0.08),
     ("heldout14-mlperf51-lambda-gb300", 0.135, 0.135),
     # set 15, merged at its blind error: Megatron-Bridge 26.08's MXFP8 MoE rows on GB200/GB300 0-20% short; two point
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
-    ("heldout15-mbridge2608", 0.205, 0.285), ("heldout15-mbridge-point-releases", 0.4, 0.835),
+    ("heldout15-mbridge2608", 0.21, 0.285), ("heldout15-mbridge-point-releases", 0.4, 0.835),
     # (session 27's llm-foundry-2023 stack, MPT without dropout and with a fused cross entropy, moves them 0.4-1 point)
     ("heldout15-mpt-h100", 0.22, 0.305),
     # set 16, merged at its blind error: MLPerf GPT-3 175B within 1% on 64 B200 and 512 H100 (v4.1) and 10,752 H100 (v4.0);
     # v3.1's Eos runs (interleave unstated, searched) 7-11% short
-    ("heldout16-mlperf31-gpt3", 0.035, 0.045), ("heldout16-mlperf40-gpt3", 0.115, 0.115), ("heldout16-mlperf41-gpt3", 0.05, 0.1),
+    ("heldout16-mlperf31-gpt3", 0.035, 0.045), ("heldout16-mlperf40-gpt3", 0.115, 0.115),
+    ("heldout16-mlperf41-gpt3", 0.055, 0.1),
     # set 17, merged at its blind error: Llama 3.1 405B (MLPerf v5.0) 6-10% short; gpt-oss-20b on 72 GB200/GB300 at one
     # micro-batch of 8,192 tokens per two GPUs 22-25% short, on 8 GB200 14% (the small-work-per-GPU miss of sets 8-14)
     ("heldout17-mlperf50-llama405b", 0.04, 0.07), ("heldout17-mlperf60-gptoss20b", 0.19, 0.215),
@@ -338,7 +342,7 @@ def test_held_out_cases_median(table):
     # bytes per parameter instead of 28: its steps 0.5-1% shorter, the group median 10.0% -> 10.2%. Session 39: IBM's
     # rows ran without torch.compile (stack torchtitan-fsdp2-eager): H100 7B +32% -> +15%, 34B / 70B +10% / +6% ->
     # +3% / +1%; A100 7B +8% -> -2%, 34B / 70B -5% / -11% -> -10% / -15% (group 9.0% / 32% -> 6.5% / 15%)
-    ("heldout18-kempnerforge-h200", 0.105, 0.27), ("heldout18-kempnerforge-scale", 0.015, 0.225),
+    ("heldout18-kempnerforge-h200", 0.11, 0.285), ("heldout18-kempnerforge-scale", 0.015, 0.225),
     ("heldout18-ibm-fsdp", 0.07, 0.16),
     # set 19, merged at its blind error: every row's step a little short in the model. dgxc-benchmarking's GPT-3 175B
     # (TP4 PP8 VP12) on 128-2,048 H100 6-13% (FP8 more than BF16), its Llama 3.1 8B (CP2) on 8-128 H100 within 6%;
@@ -348,7 +352,7 @@ def test_held_out_cases_median(table):
     ("heldout19-nemotron4-340b-production", 0.155, 0.155), ("heldout19-llama1-65b-production", 0.04, 0.04),
     # set 20, merged at its blind error: PyTorch FSDP on A100 within 7%: TinyLlama 1.1B on 16 A100-40GB 3% fast, IBM
     # fms-fsdp's Llama 2 13B (HSDP, recorded as full sharding) / 34B / 70B (full recompute) on 128 A100 5-7% short
-    ("heldout20-tinyllama", 0.005, 0.005), ("heldout20-fms-fsdp-readme", 0.085, 0.1),
+    ("heldout20-tinyllama", 0.01, 0.01), ("heldout20-fms-fsdp-readme", 0.085, 0.1),
     # set 21, merged at its blind error: MLPerf Training v6.0 partners. Azure's Llama 3.1 405B on 8,192 GB200 (NVFP4)
     # 14% short; gpt-oss-20b (MXFP8) on 8-16 B200 / B300 / GB300 3-14% short; Llama 3.1 8B (NVFP4) on 72 GB300 9% and
     # 16 B300 2% short
@@ -363,10 +367,10 @@ def test_held_out_cases_median(table):
     # say. torchao's float8 Llama 3 8B on 8 H100 (part and power not stated; the catalogue's 700 W part) 35-58% fast,
     # its power-limited B200 row 159% (as the torchtitan-blackwell rows of the same table)
     ("heldout22-mlperf41-gpt3-oracle", 0.1, 0.19), ("heldout22-mlperf50-carina-gb200", 0.06, 0.06),
-    ("heldout22-mlperf50-nebius-h200", 0.03, 0.03), ("heldout22-mlperf51-llama8b-b200-64", 0.075, 0.075),
+    ("heldout22-mlperf50-nebius-h200", 0.03, 0.03), ("heldout22-mlperf51-llama8b-b200-64", 0.075, 0.08),
     ("heldout22-mlperf51-uf-b200", 0.09, 0.1), ("heldout22-mlperf60-nebius-b300", 0.07, 0.07),
-    ("heldout22-nemotron4-15b-production", 0.49, 0.595), ("heldout22-nemotron4-340b-ramp", 0.15, 0.15),
-    ("heldout22-torchao-float8-h100", 0.315, 0.48), ("heldout22-torchao-mx-b200", 1.2, 1.2),
+    ("heldout22-nemotron4-15b-production", 0.46, 0.56), ("heldout22-nemotron4-340b-ramp", 0.15, 0.15),
+    ("heldout22-torchao-float8-h100", 0.285, 0.445), ("heldout22-torchao-mx-b200", 1.155, 1.155),
     # set 23, merged at its blind error (step times: - is short). MLPerf v6.0 NVIDIA DeepSeek-V3 on 2,048-8,192 GB200
     # (one layout, TP2 PP4 EP32) 26-43% short, more so with scale; v5.1 Llama 3.1 8B on 72 / 512 GB200 14% / 48% short
     # and v6.0 partners' 8B on 8-32 B300 / GB200 6-24% short (the strong-scaling gap); HPE's 405B on one GB300 NVL72
@@ -376,69 +380,69 @@ def test_held_out_cases_median(table):
     ("heldout23-mlperf60-dsv3-gb200-scale", 0.32, 0.44), ("heldout23-mlperf60-llama405b-hpe-nvl72", 0.07, 0.07),
     ("heldout23-mlperf60-llama8b-partners", 0.18, 0.25), ("heldout23-mlperf60-gptoss-inventec", 0.09, 0.09),
     ("heldout23-mlperf51-llama8b-gb200", 0.205, 0.31), ("heldout23-flashattn-gpt3-a100", 0.04, 0.10),
-    ("heldout23-bigscience-tr11-prequel", 0.05, 0.15), ("heldout23-jaxtoolbox-pax", 0.19, 0.65),
+    ("heldout23-bigscience-tr11-prequel", 0.05, 0.16), ("heldout23-jaxtoolbox-pax", 0.19, 0.65),
     # set 24, merged at its blind error. MLPerf logs: Carina's 405B on 1,024-2,048 GB200 6% short, Llama 3.1 8B on
     # 8-256 GPUs within 21%, NVIDIA's 512-GB300 TP2 CP4 point 46% short (the strong-scaling gap of sets 8 and 23);
     # NeMo 25.02 / 25.04 tables within 17%; Together's 512 B200 (layouts searched, DeepSeek-V3 batch inferred):
     # Qwen3-235B / DeepSeek-V3 22-44% short; FlagPerf's DeepSpeed / Megatron-DeepSpeed Llama-2-7B 33-40% fast; torchao's
     # Llama 4 Scout cut to 2 layers on 4 B200 85-134% fast (a benchmark whose embedding and head are half the weights)
     ("heldout24-mlperf-train", 0.08, 0.47), ("heldout24-nemo-docs-2502-2504", 0.10, 0.18),
-    ("heldout24-together-b200-512", 0.23, 0.44), ("heldout24-automodel-moonlight", 0.02, 0.02),
+    ("heldout24-together-b200-512", 0.23, 0.44), ("heldout24-automodel-moonlight", 0.055, 0.055),
     # (session 39: the DeepSpeed row runs Hugging Face's layers eager, stack torchtitan-fsdp2-eager: +41% -> +21%)
-    ("heldout24-flagperf-deepspeed", 0.235, 0.33), ("heldout24-torchao-llama4-b200", 1.07, 1.31),
+    ("heldout24-flagperf-deepspeed", 0.235, 0.33), ("heldout24-torchao-llama4-b200", 0.75, 0.97),
     # set 25, merged at its blind error. MLPerf v5.1 / v6.0 Llama 3.1 8B logs on 8-64 B200 / B300 / GB300 within 11%,
     # Dell's gpt-oss-20b on 64 GB300 (layout searched) 47% short; NeMo 25.04's long-sequence Llama 3 8B within 8%;
     # Together's Qwen2.5-72B / gpt-oss-120b on 64 GB200 40-45% short, Grok-1 / Qwen3-30B within 4%; DGX Cloud's Paxml
     # GPT-3 175B on 128-2,048 H100 10-15% long
     ("heldout25-mlperf-train", 0.06, 0.445), ("heldout25-nemo-longseq", 0.05, 0.08),
-    ("heldout25-together-dgxc", 0.22, 0.43), ("heldout25-dgxc-paxml", 0.23, 0.37),
+    ("heldout25-together-dgxc", 0.225, 0.43), ("heldout25-dgxc-paxml", 0.23, 0.37),
     # set 26, merged at its blind error. MLPerf v6.0 Llama 3.1 8B logs on 8-72 B200 / B300 / GB200 / GB300 within 7%,
     # gpt-oss-20b MXFP8 8-9% short on 8 B300 and 21% short on 72 GB300; Megatron-Bridge 26.04's cells on 64-256
     # GB200 / GB300 -20% to +2%, Qwen3-235B on 256 H100 30% fast; torchtitan's A100 Llama 2 13B / 70B 8-12% fast
     # (-2% / +5% once session 39 priced their eager elementwise chains)
     ("heldout26-mlperf-train", 0.07, 0.22), ("heldout26-mbridge-2604", 0.135, 0.19),
-    ("heldout26-torchtitan-a100", 0.025, 0.05),
+    ("heldout26-torchtitan-a100", 0.03, 0.05),
     # set 70, merged at its blind error (the first set predicted with PyTorch eager's unfused chains priced): the IBM /
     # Meta blog's MFU with and without torch.compile, A100 -19% to +7% and H100 +1% to +46% (34B / 70B on 464 H100);
     # lightning-thunder's Llama 2 7B on 8 H100 within 8%, eager and compiled; torchtitan PR 1690's Qwen3 32B (+30% eager
     # at TP8) and PR 778's Llama 3 8B, whose development machine ran 2.4x slower than lightning-thunder's (+88% to +122%)
-    ("heldout70-ibm-fsdp-compile", 0.105, 0.44), ("heldout70-thunder-litgpt-bench", 0.07, 0.085),
-    ("heldout70-torchtitan-pr778", 0.775, 0.985), ("heldout70-torchtitan-qwen3-32b", 0.3, 0.315),
+    ("heldout70-ibm-fsdp-compile", 0.105, 0.44), ("heldout70-thunder-litgpt-bench", 0.07, 0.095),
+    ("heldout70-torchtitan-pr778", 0.735, 0.93), ("heldout70-torchtitan-qwen3-32b", 0.3, 0.315),
     # set 72, merged at its blind error (the first set predicted with PyTorch FSDP's copies priced): torchtitan's June
     # 2025 async-TP benchmark on 500 W H100, Llama 3.1 70B FSDP 32 x TP 8 within 4% in BF16 and float8 tensorwise, the
     # rowwise runs the source calls anomalous +30% / +44%, Llama 3.1 8B FSDP 8 x TP 8 +16% to +19% (rowwise +63% /
     # +69%); NeMo 25.07 on GB200 within 3%
-    ("heldout72-torchtitan-asynctp", 0.18, 0.69), ("heldout72-nemo2507-gb200", 0.015, 0.03),
+    ("heldout72-torchtitan-asynctp", 0.14, 0.64), ("heldout72-nemo2507-gb200", 0.025, 0.055),
     # set 75, merged at its blind error: XTuner's sequence-parallel speed benchmark on A100 (Hugging Face layers under
     # DeepSpeed, Ulysses sequence parallelism recorded as cp), Llama 2 7B at 8k-1M tokens 8-22% short, Yi-34B -18% to
     # +23%, Llama 2 70B -22% to +43% (its 8k row without sequence parallelism)
     ("heldout75-xtuner-seqpar", 0.17, 0.44),
     # set 77, merged at its blind error: BigScience's tr11 topology benchmarks (February 2022, Megatron-DeepSpeed on 384
     # A100) -27% to +4%, median 3.7%; its bf16 probe runs on 8-160 GPUs, the single second iteration of each, -33%
-    ("heldout77-bigscience-tr11-topology", 0.04, 0.27), ("heldout77-bigscience-tr11-bf16-probe", 0.335, 0.345),
+    ("heldout77-bigscience-tr11-topology", 0.045, 0.27), ("heldout77-bigscience-tr11-bf16-probe", 0.335, 0.345),
     # set 80, merged at its blind error: NeMo 25.02's GPT-3 175B FP8 on 512 H100, 6% short
     ("heldout80-nemo2502-h100", 0.065, 0.065),
     # set 81, merged at its blind error: llm.c's GPT-2 124M / 350M / 774M on 8 A100 17-19% long in step time (its
     # fused hand-written kernels, stood in for by the nemo-2024 stack), the 1558M on 8 H100 4% long
-    ("heldout81-llmc-gpt2", 0.185, 0.195),
+    ("heldout81-llmc-gpt2", 0.21, 0.235),
     # set 82, merged at its blind error: the Megatron-Bridge low-precision post's Llama 3 8B on 8 GB200, 6-9% short in
     # step time over BF16 / FP8-CS / MXFP8 / NVFP4; NeMo's long-sequence Llama 3 8B FP8 on 2-64 B200 at 8K-256K -6% to
     # +7%; torchtitan's chunked-loss Qwen3-14B TP4 DP2 on 8 H100 (eager, full recompute) 15% slow
-    ("heldout82-mbridge-lowprec-blog", 0.066, 0.09), ("heldout82-nemo-longseq-b200", 0.038, 0.071),
-    ("heldout82-torchtitan-chunked-loss", 0.154, 0.154),
+    ("heldout82-mbridge-lowprec-blog", 0.066, 0.09), ("heldout82-nemo-longseq-b200", 0.04, 0.071),
+    ("heldout82-torchtitan-chunked-loss", 0.165, 0.165),
     # set 84, merged at its blind error: NousResearch torchtitan's DeepEP Qwen3-30B-A3B on 8-128 B200 23-24% fast; its
     # FlashAttention-4 doc's SDPA baseline at TP8 on 8 B200 +5% (32k) to +47% (4k); its LLEP doc's eager 9.5B debug MoE
     # with natural routing 4.4x fast; Megatron-LM issue 756's Mixtral 8x7B (TP2 EP8 over two nodes) 46% short in step
     # time; Swiss AI's 300M Llama on 32 GH200 (the script's "~0.9 s") 75% short
-    ("heldout84-nous-deepep", 0.238, 0.241), ("heldout84-nous-fa4", 0.294, 0.466), ("heldout84-nous-llep", 3.38, 3.38),
-    ("heldout84-mlm-issue756", 0.464, 0.464), ("heldout84-swissai-300m", 0.746, 0.746),
+    ("heldout84-nous-deepep", 0.205, 0.21), ("heldout84-nous-fa4", 0.294, 0.466), ("heldout84-nous-llep", 3.38, 3.38),
+    ("heldout84-mlm-issue756", 0.464, 0.464), ("heldout84-swissai-300m", 0.69, 0.69),
     # set 86, merged with the B200 rows' chunked loss (their notes: ChunkedCELoss): Lambda's torchtitan fork,
     # GPT-OSS-20B and Qwen3-30B-A3B FSDP-only on 8 B200 45-46% fast; GPT-OSS-20B on 64 GB300 +8% to +61% compiled /
     # eager, its stock baseline 2.05x; GPT-NeoX-20B on 96 A100-40GB +20%. Session 44: the B200 GPT-OSS rows at the
     # stock entry's full recompute (+56% / +73% with the new per-op SAC search, +22% / +35% at full), the GB300 rows at
     # its chunked loss and per-op SAC recomputing the grouped-GEMM experts (selective at batch 8: +14% -> +7%; batch 24,
     # refused before: +3%)
-    ("heldout86-lambda-tt-b200", 0.395, 0.45), ("heldout86-lambda-tt-gb300", 0.095, 1.04),
+    ("heldout86-lambda-tt-b200", 0.36, 0.425), ("heldout86-lambda-tt-gb300", 0.045, 0.98),
     ("heldout86-neox20b", 0.201, 0.201),
     # set 88, merged at its blind error: FlagPerf's Mixtral 8x7B Megatron-Core case on 32 H100 (TP8 PP2 DP2, EP1;
     # the source's own MFU 20.7%) 71% fast
@@ -447,31 +451,31 @@ def test_held_out_cases_median(table):
     # Hugging Face's July-2024 nanotron bench_cluster sweep of a 1B Llama (24 layers, d 2048, MHA) on 8-64 H100:
     # TP / DP alone +24% to +36%, with pipeline stages +69% / +105%, TP8 x PP8 on 64 GPUs 5.4x, TP8 at micro-batch 32
     # (3.5x below the same layout at 8, as logged) 4.4x
-    ("heldout90-fast-llm", 0.125, 0.125), ("heldout90-nanotron-bench-cluster", 0.53, 4.38),
+    ("heldout90-fast-llm", 0.13, 0.13), ("heldout90-nanotron-bench-cluster", 0.51, 3.825),
     # set 92, merged with the stacks the rows state: MLPerf v6.0 Oracle's Llama 3.1 8B NVFP4 on 8 / 72 GB300 and
     # GPT-OSS-20B MXFP8 on 8 GB300 within 6.4%, Quanta's 8 B300 -0.5%; torchtitan's DeepSeek-V3 with multi-token
     # prediction on 256 GB300 14% / 26% short (the MTP layer is not in the spec); on 8 B200: pith-train's torchtitan
     # Qwen3-30B-A3B +1%, torchtitan PR 1196's Llama 3 8B +20% / +34%, Lambda's PR 4605 Qwen3-30B-A3B sweep +24% to
     # +84% (eager slower than compiled), its PR 4604 pure-BF16 GPT-OSS-120B sweep 0% to +125%, NousResearch PR 19's
     # standard-EP run +83%
-    ("heldout92-mlperf60-oracle", 0.045, 0.065), ("heldout92-mlperf60-quanta", 0.01, 0.01),
-    ("heldout92-torchtitan-dsv3-mtp", 0.205, 0.26), ("heldout92-pithtrain-issue79", 0.015, 0.015),
-    ("heldout92-torchtitan-pr1196", 0.27, 0.345), ("heldout92-torchtitan-pr4605", 0.505, 0.84),
-    ("heldout92-torchtitan-pr4604", 0.14, 1.25), ("heldout92-nous-pr19", 0.83, 0.83),
+    ("heldout92-mlperf60-oracle", 0.045, 0.075), ("heldout92-mlperf60-quanta", 0.01, 0.01),
+    ("heldout92-torchtitan-dsv3-mtp", 0.21, 0.265), ("heldout92-pithtrain-issue79", 0.015, 0.015),
+    ("heldout92-torchtitan-pr1196", 0.27, 0.345), ("heldout92-torchtitan-pr4605", 0.475, 0.81),
+    ("heldout92-torchtitan-pr4604", 0.14, 1.25), ("heldout92-nous-pr19", 0.795, 0.795),
     # set 93: the MoE Parallel Folding paper's (arXiv 2504.14960) Mixtral-8x22B / Qwen2-57B-A14B / G8T8 on 64-1,024
     # H100 -10% to +24% (7.6% median); Megatron-LM PR 5728 / 5289 MoE recipes: full CUDA graph GB200 / GB300 Qwen3-235B
     # within 7%, partial graphs and B200 / B300 +41% to +53% (the H100 235B and B200 rows on the stacks their recipes
     # state: the embedding and loss in the pipeline split, DeepEP's host sync: +17% -> +27%, +55% -> +50%); XTuner's
     # Pai-Megatron-Patch Qwen3-235B on 256 H800 on the stacks its doc states, -16% to +66%; Pai issue 643's Qwen3-30B on 16 H800 +31% / +33%; Megatron-Bridge issue
     # 4439's Qwen3-30B MXFP8 on 8 B200 +29%; yangwhale's 16-GPU NeMo logs on B200 12-30% fast
-    ("heldout93-moe-folding", 0.08, 0.24), ("heldout93-fw-mlm-moe-recipes", 0.23, 0.535),
+    ("heldout93-moe-folding", 0.11, 0.24), ("heldout93-fw-mlm-moe-recipes", 0.23, 0.535),
     ("heldout93-fw-mlm-moe-recipes-pr5289", 0.455, 0.505), ("heldout93-fw-xtuner-megatron-moe", 0.165, 0.66),
     ("heldout93-fw-pai-issue643", 0.32, 0.335), ("heldout93-fw-mbridge-issue4439", 0.295, 0.295),
     ("heldout93-fw-yangwhale-a4-16gpu", 0.185, 0.3),
     # set 94: the nanotron sweep's non-best layouts on 8-512 H100 (one early step each): -29% to +51% but for the
     # 1.34B model at micro-batch 1 on 64-256 GPUs (2.5-4.4x: 2.7-7.4x below the same model on 8-32 GPUs) and the 3.57B
     # on 256 GPUs (+65%)
-    ("heldout94-nanotron-sweep-modadd", 0.22, 3.4),
+    ("heldout94-nanotron-sweep-modadd", 0.155, 3.165),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
@@ -492,8 +496,8 @@ def test_held_out_cases_median(table):
     # set 31, merged at its blind error: NeMo 24.07's unused H100 FP8 cells (Nemotron-3 8B on 64 GPUs +20%, 22B +8%;
     # Llama 2 7B / 13B / 70B SFT on 8-16 GPUs +5%, -10%, +7%), Oracle's MLPerf v5.1 Llama 3.1 8B on 8 B200 (+1%) and
     # HPE's v6.0 Llama 3.1 8B / gpt-oss-20b on 8 GB300 (+6% / -4%)
-    ("heldout31-nemo2407-unused-cells", 0.08, 0.21), ("heldout31-mlperf51-oracle-b200x8", 0.02, 0.02),
-    ("heldout31-mlperf60-hpe-gb300x8", 0.05, 0.065),
+    ("heldout31-nemo2407-unused-cells", 0.065, 0.125), ("heldout31-mlperf51-oracle-b200x8", 0.025, 0.025),
+    ("heldout31-mlperf60-hpe-gb300x8", 0.05, 0.075),
     # set 32, merged at its blind error: Megatron-Bridge's model-verification cards, the tuned benchmarks (Qwen3-30B-A3B
     # on 16 H100 +25%, on 32-256 GB300 -15%; DeepSeek-V3 on 1,024 H100 -12%) and the functional runs the cards call
     # sanity checks (natural routing, packed SFT, 32k sequences with context parallelism and full recompute: -0% to
@@ -502,9 +506,9 @@ def test_held_out_cases_median(table):
     # Llama 2 7B on 8 H100 (step 13% long). Session 38's expert tensor parallelism (experts split over TP where ep is 1,
     # in memory and in the grouped GEMMs) lets the search pick EP1 TP layouts for the functional GPT-OSS 20B runs:
     # median 2.63 -> 2.73
-    ("heldout32-mbv-tuned", 0.235, 0.26), ("heldout32-mbv-functional", 2.735, 18.35),
-    ("heldout32-bigscience-tr11-reshaping", 0.16, 0.28), ("heldout32-llm-foundry-scale", 0.07, 0.205),
-    ("heldout32-jaxtoolbox-maxtext", 0.131, 0.131),
+    ("heldout32-mbv-tuned", 0.24, 0.26), ("heldout32-mbv-functional", 2.895, 17.955),
+    ("heldout32-bigscience-tr11-reshaping", 0.18, 0.305), ("heldout32-llm-foundry-scale", 0.07, 0.205),
+    ("heldout32-jaxtoolbox-maxtext", 0.14, 0.14),
     # set 33, merged at its blind error: Megatron-Bridge's early 25.11 layouts (GPT-OSS 120B BF16 EP64 on 64 GB200 /
     # GB300 +62% / +48%, Llama 3.1 405B MXFP8 TP4 PP8 CP2 +27% / +30%), 25.09 (-8% to +27%), 25.11's FP8-MX values
     # (-2% to +10%), 26.02.01's NVFP4 70B (-9%); NeMo 24.03's Llama 2 7B FP8 long-sequence cells on 4-512 H100 +10% to
@@ -515,7 +519,7 @@ def test_held_out_cases_median(table):
     ("heldout33-nemo-longseq", 0.26, 0.32), ("heldout33-mlperf-train", 0.04, 0.13),
     # set 34, merged at its blind error: Dell's MLPerf Training v6.0 logs, Llama 3.1 8B NVFP4 on 8 B200 / B300 and 4 / 16
     # GB300 (iteration time -1% to +7% long), gpt-oss-20b MXFP8 on 4 GB300 (11% short)
-    ("heldout34-mlperf-train", 0.07, 0.115),
+    ("heldout34-mlperf-train", 0.075, 0.115),
     # set 35, merged at its blind error: Megatron-Bridge 26.02.01's 405B NVFP4 on 256 GB200 at VP4 (19% short), the
     # ModelZoo's Qwen3-235B on 256 H100 with the 1F1B all-to-all overlap (iteration 22% short)
     ("heldout35-mbridge-260201", 0.20, 0.20), ("heldout35-moe-modelzoo-overlap", 0.23, 0.23),
@@ -525,7 +529,7 @@ def test_held_out_cases_median(table):
     # set 39, merged at its blind error: MLPerf v6.0 Llama 3.1 8B NVFP4 on 8-72 GB300 (-6% to +7%; +8% at most with
     # the bucket tail below), Modalities' FSDP tables on A100 64GB (-16% to +15%) and H100 64GB (+19% to +37%),
     # OLMo-core's H100 table (+11% to +47%)
-    ("heldout39-mlperf-train", 0.05, 0.095), ("heldout39-modalities-leonardo-a100", 0.13, 0.18),
+    ("heldout39-mlperf-train", 0.055, 0.1), ("heldout39-modalities-leonardo-a100", 0.13, 0.185),
     ("heldout39-modalities-mn5-h100", 0.26, 0.37), ("heldout39-olmocore-readme", 0.125, 0.305),
     # set 40, merged at its blind error: MLPerf v6.0 gpt-oss-20b MXFP8 on 72 GB300 / 8 B200 / 8 B300 (iteration 9-19%
     # short) and Llama 3.1 8B FP8 on 8 H200 NVL (18% / 27% short)
@@ -533,7 +537,7 @@ def test_held_out_cases_median(table):
     # set 41: NeMo AutoModel's DeepEP / HybridEP Qwen3-30B-A3B runs on 8-16 H100 (blind +36% to +71% in iteration time;
     # +20% to +55% since the rows run AutoModel's Transformer Engine attention, stack automodel-te) and Supermicro's
     # MLPerf v6.0 logs (Llama 3.1 8B NVFP4 on 8 B200 +7%; gpt-oss-20b on 8 B200 / 72 GB300 16% / 20% short)
-    ("heldout41-automodel-hybridep", 0.38, 0.581), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
+    ("heldout41-automodel-hybridep", 0.4, 0.6), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
     # set 42, merged at its blind error: Supermicro's MLPerf v6.0 Llama 3.1 8B NVFP4 on 8 B300 / B200 (+4% to +7%) and
     # gpt-oss-20b on 8 B300 (8% short); GigaComputing's gpt-oss-20b on 72 GB300, layout not stated (41% short)
     ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.385, 0.385),
@@ -545,12 +549,12 @@ def test_held_out_cases_median(table):
     # 80B rows +19% to +51% and 3.0x on 32 GPUs; the 1.34B / 3.57B rows on 512 GPUs 3.9x / 2.8x)
     # (session 40: nanotron's fp32 gradient buckets reduced in backward and its parameter gather after the step, 0.19 ->
     # 0.187 / 2.88 -> 2.81)
-    ("heldout44-nanotron-playbook", 0.19, 2.81),
+    ("heldout44-nanotron-playbook", 0.155, 2.505),
     # set 46, merged at its blind error: MLPerf v4.0 GPT-3 175B step times on 512 / 11,616 H100 (+5% / +3%), NeMo
     # AutoModel's Llama 3.1 70B on 64 H100 (17% short), Megatron-Bridge's Qwen3-8B card (pretraining +7%, its
     # functional SFT items 3.8x / 13x: 102 and 34 model TFLOP/s/GPU measured, "sanity checks" in the card's words)
     ("heldout46-mlperf40-gpt3-steptime", 0.085, 0.115), ("heldout46-automodel-llama70b", 0.23, 0.23),
-    ("heldout46-mbv-qwen3-8b", 3.8, 13.1),
+    ("heldout46-mbv-qwen3-8b", 3.765, 12.8),
     # set 49, merged at its blind error: Lambda's GPT-3 175B on 128 H100 (12% short), HPE's 405B NVFP4 on one GB300 rack
     # at GBS 144 (+5%)
     ("heldout49-mlperf40-lambda-gpt3", 0.12, 0.12), ("heldout49-mlperf60-hpe-405b-reduced-gbs", 0.055, 0.055),
@@ -558,10 +562,10 @@ def test_held_out_cases_median(table):
     # Zero Bubble paper's 1F1B baseline (10-18% short until session 40 priced the split it states, the embedding and the
     # loss a layer each: +6% to +12%)
     ("heldout50-megascale", 0.08, 0.14), ("heldout50-megatron-readme-gpt3", 0.1, 0.1),
-    ("heldout50-zero-bubble", 0.085, 0.125),
+    ("heldout50-zero-bubble", 0.1, 0.125),
     # set 52, merged at its blind error: the FlashAttention papers' GPT runs on 8 A100 (FlashAttention-1 cells and
     # whole-run days are the misses), the flash-attn repository's GPT-2 step times, Megatron-LLaMA's LLaMA-13B
-    ("heldout52-flashattn2-paper", 0.05, 0.07), ("heldout52-flashattn1-gpt2-owt", 0.39, 0.625),
+    ("heldout52-flashattn2-paper", 0.055, 0.07), ("heldout52-flashattn1-gpt2-owt", 0.3, 0.355),
     # (Megatron-LLaMA's Hugging Face / DeepSpeed baseline runs eager since session 39: +44% -> +31%)
     ("heldout52-flashattn-owt-steptime", 0.03, 0.045), ("heldout52-megatron-llama", 0.12, 0.315),
     # set 54, merged at its blind error: Megatron-Core's MoE README, Mixtral 8x7B on 64 H100
@@ -572,19 +576,19 @@ def test_held_out_cases_median(table):
     # set 58, merged at its blind error: gpu-recipes NeMo logs on 8x B200 VMs (Qwen3-30B-A3B FP8 at EP8 the 2x miss)
     ("heldout58-gpurecipes-a4-custom", 0.145, 0.465), ("heldout58-yangwhale-a4-nemo", 0.15, 0.435),
     # set 60, merged at its blind error: Together AI's B200 worklogs (Nemotron-4 340B / 15B slower in the model)
-    ("heldout60-together-b200-512", 0.135, 0.285), ("heldout60-together-b200-256", 0.195, 0.27),
-    ("heldout60-together-b200-n4-15b", 0.145, 0.24), ("heldout60-together-b200-k8s", 0.335, 0.335),
+    ("heldout60-together-b200-512", 0.14, 0.285), ("heldout60-together-b200-256", 0.215, 0.275),
+    ("heldout60-together-b200-n4-15b", 0.15, 0.265), ("heldout60-together-b200-k8s", 0.335, 0.335),
     # set 62, merged at its blind error: MaxText log lines of gpu-recipes, SmolLM3's production run (nanotron on 384
     # H100: +19% until session 40 priced nanotron's own data-parallel traffic, +10%)
-    ("heldout62-gpurecipes-maxtext", 0.08, 0.14), ("heldout62-smollm3", 0.105, 0.105),
+    ("heldout62-gpurecipes-maxtext", 0.085, 0.14), ("heldout62-smollm3", 0.065, 0.065),
     # set 64, merged at its blind error: the degrading B200 fabric's 405B row and the DeepSeek-V3 row without a layout
     # (+178%; +183% once session 38 split experts over TP at EP1, which the search then takes: TP8 PP8 EP1)
-    ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.83, 1.83),
+    ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.63, 1.63),
     ("heldout64-pytorch-float8-fsdp2", 0.031, 0.13), ("heldout64-together-flapping-256", 0.31, 0.335),
-    ("heldout64-together-flapping-512", 0.135, 0.915), ("heldout64-together-k8s-llama8b", 0.045, 0.075),
+    ("heldout64-together-flapping-512", 0.14, 0.915), ("heldout64-together-k8s-llama8b", 0.045, 0.075),
     # set 67: whole-run averages from GPU-hours (Pythia, StarCoderBase) and papers' stated step time or utilisation;
     # BloombergGPT's SageMaker sharded data parallelism stands in as FSDP
-    ("heldout67-pythia", 0.15, 0.265), ("heldout67-starcoder", 0.155, 0.155), ("heldout67-bloomberggpt", 0.425, 0.425),
+    ("heldout67-pythia", 0.11, 0.26), ("heldout67-starcoder", 0.16, 0.16), ("heldout67-bloomberggpt", 0.425, 0.425),
     ("heldout67-glm130b", 0.17, 0.17)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
@@ -626,6 +630,17 @@ def test_held_out_cases_median(table):
 # runs, 102 closer and 63 further; four bounds moved with them (torchtitan's Dec-2024 H100 page 8.4% -> 8.9%, the
 # JAX-Toolbox MaxText row 12.9% -> 13.1%, AutoModel's HybridEP Qwen3-30B rows 36.8% -> 37.9%, IBM / Meta's float8
 # FSDP2 rows 3.00% -> 3.001%).
+# Session 47: the loss's traffic over the logits (compute.loss_s: 52 bytes per vocabulary entry for Megatron's unfused
+# vocab-parallel cross entropy, 40 for its compiled fusion, 64 / 26 for PyTorch's on fp32 / BF16 logits, 10 for a
+# single-pass fused kernel, checked against Liger-Kernel's H100 NVL timings) and nanotron's compute-cost pipeline split
+# (Stack.cost_balanced_split). Stacks state their loss: Megatron-Bridge's recipes Transformer Engine's fused kernel,
+# NeMo 2024 the compiled fusion, Megatron-LM without the flag and nanotron the unfused chain; rows whose notes state a
+# fused kernel (flash-attn's and llm.c's training code, TinyLlama) or a non-fused loss moved to stacks that say so.
+# Narrow models with wide vocabularies moved most: nanotron's sweep (21.6% -> 15.3% median) and playbook rows (18.7% ->
+# 15.1%), Pythia (14.9% -> 10.5%), FlashAttention's GPT-2 rows (38.5% -> 29.6%); Megatron-Core rows with large
+# vocabularies slowed by 1-4 points (MoE Parallel Folding's Qwen2-57B rows: median 7.6% -> 11%; Zero Bubble's 1.5B
+# PP8 rows, whose last stage carries the head, +6% -> -11%), and DeepSeek-V3's H800 row from -11.7% to -16.3% (its
+# stack keeps the unfused loss: DeepSeek's report does not state its kernel).
 def test_group_bounds(table, group, median, worst):
     g = table[table.group == group]
     assert len(g) > 0
@@ -662,15 +677,16 @@ def test_runs_that_ran_are_not_refused(table):
     on 64 H100 and MPT-3B at micro-batch 6 on 128 A100-40GB fit since session 27: MPT trains without dropout and
     with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``). Of the
     eleven flagged at session 34's start, seven fit since (pure-BF16 model states, below); four remain, and sets 58,
-    62, 77 and 81 added four. None is refused: set 86's GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective
-    recompute (Lambda's torchtitan fork) was, at 678 GB, until session 44: the stock gpt_oss_20b entry its rows name
-    chunks the loss (ChunkedCELoss) and per-op selective AC keeps none of the grouped-GEMM experts' outputs, 158 GB
-    (the fork prints 70.8% of the GPU's memory). Set 92 came with eight refused, none since: Lambda's GPT-OSS-120B
-    sweep on 8 B200 states ``training.dtype=bfloat16`` (torchtitan keeps parameters, gradients and AdamW moments in
-    BF16, no fp32 master: 251-299 GB with fp32 states, 135-175 GB in BF16), and its DeepEP Qwen3-30B-A3B run keeps
-    DeepEP's dispatch output, one row per destination rank (5.25 of the 8 routed copies at EP 8) and one combined
-    row, where the standard all-to-all keeps eight each way, and chunks the loss its notes state (242 GB as collected,
-    149 GB); three of the sweep's eager runs, flagged as over the memory as collected, fit with that chunked loss."""
+    62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier). None is refused: set 86's
+    GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective recompute (Lambda's torchtitan fork) was, at 678 GB,
+    until session 44: the stock gpt_oss_20b entry its rows name chunks the loss (ChunkedCELoss) and per-op selective
+    AC keeps none of the grouped-GEMM experts' outputs, 158 GB (the fork prints 70.8% of the GPU's memory). Set 92
+    came with eight refused, none since: Lambda's GPT-OSS-120B sweep on 8 B200 states ``training.dtype=bfloat16``
+    (torchtitan keeps parameters, gradients and AdamW moments in BF16, no fp32 master: 251-299 GB with fp32 states,
+    135-175 GB in BF16), and its DeepEP Qwen3-30B-A3B run keeps DeepEP's dispatch output, one row per destination rank
+    (5.25 of the 8 routed copies at EP 8) and one combined row, where the standard all-to-all keeps eight each way,
+    and chunks the loss its notes state (242 GB as collected, 149 GB); three of the sweep's eager runs, flagged as
+    over the memory as collected, fit with that chunked loss."""
     assert not (table.refused != "").any()
     assert set(table.case[~table.memory_fits]) == {
         # set 8: MLPerf v5.0's Llama 3.1 405B on 512 H100 (8 layers per stage, 8 in flight); Megatron-LM's
@@ -695,10 +711,9 @@ def test_runs_that_ran_are_not_refused(table):
         # stack keeps BLOOM's bf16 run's FP32 gradients (45.3 GB here), where this fp16 benchmark's DeepSpeed ZeRO-1
         # kept them in fp16 (the row records fp16 as bf16, the same A100 rate)
         "heldout77-bs-tr11-200bpre-181b-02-25-tp8pp2dp24-mbs2-gbs2016",
-        # set 81: llm.c's GPT-2 350M at micro-batch 64 x 1,024 on A100-80GB without recompute: the stand-in stack
-        # stores the FP32 logits and every activation PyTorch would, where llm.c's fused classifier never writes FP32
-        # logits and its hand-written kernels keep fewer buffers
-        "heldout81-llmc-gpt2-350m-a100x8",
+        # (set 81's llm.c GPT-2 350M at micro-batch 64 x 1,024 on A100-80GB fits since session 47: its rows run on the
+        # stack llm-c-2024, whose fused classifier keeps the BF16 logits and writes their gradient in place, where
+        # the stand-in stack stored FP32 logits and their gradient)
         # (set 86's GPT-OSS-20B on 64 GB300 at 7 and 24 x 8,192 tokens fit since session 44: the chunked loss of the
         # stock gpt_oss_20b entry, 206 / 158 GB in the model against 277 usable)
         }
@@ -724,8 +739,9 @@ def test_fsdp_memory_near_the_measured_peak(case, peak_gib):
 
 def test_dense_blackwell_and_moe_cases_within_31_percent(table):
     """FP8/NVFP4 dense on Blackwell and the DeepSeek-V3 MoE rows on Megatron stacks, the chapter's
-    closest analogues: median within 11%, every case within 31% (the worst, DeepSeek-V3 on 256 H100 with
-    Automodel FSDP2, is off by 30%, 29% before session 15's slowest-GPU wait; overlap contention took the median from 9.2% to 10.3%, the Megatron-Bridge
+    closest analogues: median within 11%, every case within 32% (the worst, Megatron-Bridge 26.04's MXFP8
+    DeepSeek-V3 on 256 B200, is off by 31.1%, 30.9% before session 47 priced the loss's traffic; overlap contention
+    took the median from 9.2% to 10.3%, the Megatron-Bridge
     Llama 3.1 405B rows on GB200/GB300 moving 1-2 points further under). torchtitan's 405B runs (500 W H100s, another stack) are bounded by their group, and so are set 6's
     DGX Cloud NeMo 25.04 rows (early DeepSeek-V3 recipes: 958 tokens/s per GPU on GB200), ``heldout6-*``, and the
     baseline of Megatron-LM's DeepSeek-V3 GB200 optimization page (set 8: the same layout before the optimizations
@@ -746,7 +762,7 @@ def test_dense_blackwell_and_moe_cases_within_31_percent(table):
                                              "heldout84-nous-llep"))
               & ~table.case.str.endswith("-baseline") & (table.case != "heldout28-mcoremoe-h100-dsv3-fp8blk-1024")]
     assert len(g) >= 9
-    assert g.error.abs().max() <= 0.31 and g.error.abs().median() <= 0.11
+    assert g.error.abs().max() <= 0.32 and g.error.abs().median() <= 0.11
 
 
 def test_summary(table):

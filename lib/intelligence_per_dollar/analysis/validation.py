@@ -39,7 +39,8 @@ MBRIDGE_PERF = replace(training.MEGATRON_CORE, grad_bytes=2.0)
 
 #: Megatron-style training without Transformer Engine's overlaps: TP with sequence parallelism, 1F1B, ZeRO-1,
 #: FlashAttention-2, TP and data-parallel traffic not overlapped (FlagScale's Megatron-LM fork, nanotron v0.5).
-MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2")
+MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2",
+                          fused_cross_entropy=False, loss="megatron")
 
 #: NeMo AutoModel (2025-26) as its MoE benchmark configs run it: PyTorch FSDP2 with BF16 parameters stepped in place
 #: (no fp32 master; Adam's moments in BF16) and the loss on BF16 logits (``fp32_upcast: false``); see ``automodel-te``.
@@ -64,7 +65,13 @@ DEEPSPEED_2021 = replace(training.MEGATRON_2021, p2p_scatter_gather=False)
 STACKS = {
     "megatron-2021": training.MEGATRON_2021,
     "megatron-2022-sp": replace(training.MEGATRON_2021, sequence_parallel=True),
-    "nemo-2024": training.MEGATRON_CORE,
+    # NeMo 2024 (NeMo 2's ``GPTConfig``: ``cross_entropy_loss_fusion=True`` with Megatron-Core's default
+    # ``cross_entropy_fusion_impl="native"``, the compiled fusion; Transformer Engine's kernel came in 2025)
+    "nemo-2024": replace(training.MEGATRON_CORE, fused_cross_entropy=False, loss="megatron-fused"),
+    # Karpathy's llm.c (hand-written CUDA: cuDNN flash attention, ZeRO-1 with the gradient reduction overlapped, its
+    # ``fused_classifier`` kernel computing the softmax, the loss and the logits' gradient in one pass, in place): the
+    # Megatron-Core preset, whose single-pass fused cross entropy it shares
+    "llm-c-2024": training.MEGATRON_CORE,
     "pytorch-eager": training.Stack(flash_attention=True, sequence_parallel=False, dp_overlap=False,
                                     grad_bytes=2.0, grad_reduce_bytes=2.0, fused_elementwise=False),
     "deepspeed-2021": DEEPSPEED_2021,
@@ -88,6 +95,14 @@ STACKS = {
     # recipe gpt_oss.py @db2bfdd sets "alltoall"); read 2026-12-05
     "mbridge-2026-fp8cs-alltoall": replace(MBRIDGE_PERF, fp8_current_scaling=True, ep_dedup=False),
     "mbridge-2026-alltoall": replace(MBRIDGE_PERF, ep_dedup=False),
+    # Megatron-Bridge runs whose configs turn the cross-entropy fusion off (``cross_entropy_loss_fusion=false``, the
+    # model-verification cards' long-sequence SFT items): Megatron-Core's unfused vocab-parallel cross entropy
+    "mbridge-2026-unfused-ce": replace(MBRIDGE_PERF, fused_cross_entropy=False, loss="megatron"),
+    "mbridge-2026-alltoall-unfused-ce": replace(MBRIDGE_PERF, ep_dedup=False, fused_cross_entropy=False,
+                                                loss="megatron"),
+    # Megatron-LM launched with ``--cross-entropy-loss-fusion`` and no ``--cross-entropy-fusion-impl`` (its default,
+    # "native": Megatron-Core's compiled fusion, not Transformer Engine's kernel)
+    "mbridge-2026-native-ce": replace(MBRIDGE_PERF, fused_cross_entropy=False, loss="megatron-fused"),
     # the same with Megatron-Core's fine-grained activation offloading of the routed expert MLP (the
     # Megatron-MoE-ModelZoo GB200 Qwen3-235B recipe: offload_modules expert_fc1 / moe_act, "activation offloading required")
     "mbridge-2026-actoffload": replace(MBRIDGE_PERF, moe_activation_offload=True),
@@ -123,7 +138,8 @@ STACKS = {
     "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
     # Megatron-LM (core v0.6, 2024) as BAAI's FlagPerf launch scripts run it: Transformer Engine layers, sequence
     # parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce
-    "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False),
+    "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False,
+                                 fused_cross_entropy=False, loss="megatron"),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
     "megatron-lm-2024-fa2": MEGATRON_LM_FA2,
     # the Zero Bubble paper's Megatron-LM fork (Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and
@@ -139,14 +155,20 @@ STACKS = {
     # backward (4-byte reduction, overlapped, ``ddp_bucket_cap_mb`` 25 of BF16 gradients = 12.5e6 parameters per
     # bucket); ``ZeroDistributedOptimizer.step`` then all-gathers the updated BF16 parameters in one blocking
     # collective (src/nanotron/optim/zero.py ``_all_gather_params``), not overlapped with the next forward
+    # Its pipeline engine splits the layers and the LM head over the ranks by compute cost (``cost_balanced_split``:
+    # src/nanotron/models/base.py ``build_model``, ``get_block_compute_costs`` in models/llama.py; read 2026-12-06)
     "nanotron-2025": replace(MEGATRON_LM_FA2, grad_reduce_bytes=4.0, dp_overlap=True, param_gather_overlap=False,
-                             dp_bucket_params=12.5e6),
+                             dp_bucket_params=12.5e6, cost_balanced_split=True),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     # torchtitan (Dec 2024 benchmarks): FSDP2 preset; async TP where the row says so; the June
     # 2025 H200 runs gather FP8 weights (enable_fsdp_float8_all_gather)
     "torchtitan-fsdp2": training.FSDP2,
+    # flash-attn's own training code (Lightning + its GPT) with FlashAttention-2, as its README's speed tables ran it:
+    # one fused ``Wqkv`` and a fused softmax cross entropy with the gradient written in place (apex
+    # ``CrossEntropyLossApex`` / flash-attn's Triton ``CrossEntropyLoss``, ``inplace_backward``), as those rows state
+    "flash-attn-2023": replace(training.FSDP2, fused_projections=True, fused_cross_entropy=True),
     "torchtitan-fsdp2-asynctp": training.STACKS["fsdp2-asynctp"],
     # torchtitan without torch.compile: the row says eager (Table 1's "FSDP" row of the Dec 2024 H100 benchmark), or
     # the early-2024 A100 page mentions neither compile nor Float8 ("eager assumed" when the rows were collected)
@@ -177,13 +199,19 @@ STACKS = {
     # linear layer
     "fsdp1": replace(training.FSDP2, fsdp_copies="flat", fused_projections=True),
     "fsdp1-eager": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat", fused_projections=True),
+    # the same where the row states a fused cross entropy kernel (TinyLlama's lit-gpt: flash-attn's xentropy)
+    "fsdp1-fused-ce": replace(training.FSDP2, fsdp_copies="flat", fused_projections=True, fused_cross_entropy=True),
     # JAX / XLA fully sharded data parallelism (MaxText, Pax / Paxml on JAX-Toolbox): the torch-native stand-in whose
     # gathers and reduce-scatters are ops of the compiled program on contiguous buffers (no FSDP copies)
     "xla-fsdp": replace(training.FSDP2, fsdp_copies="none"),
     # the FlashAttention papers' own FlashAttention (v1) runs (Dao et al. 2022 Table 2's GPT-2 "FlashAttention" rows,
     # Dao 2023's FlashAttention baseline rows): the torch-native data-parallel stand-in with the v1 kernel; its GPT is
     # flash-attn's own, whose ``MHA`` has one fused ``Wqkv``
-    "flash-attn-2022": replace(training.FSDP2, attention_kernel="fa1", fused_projections=True),
+    # Its training configs run a fused softmax cross entropy with the gradient written in place
+    # (``training/configs/experiment/owt/base.yaml``: ``loss_fn`` ``CrossEntropyLossApex``, ``inplace_backward: True``,
+    # "faster and uses less memory than torch.nn.CrossEntropyLoss"; read 2026-12-06)
+    "flash-attn-2022": replace(training.FSDP2, attention_kernel="fa1", fused_projections=True,
+                               fused_cross_entropy=True),
     # NeMo AutoModel (2025-26): PyTorch FSDP2 (+ DTensor EP, DeepEP) with Transformer Engine's attention, linear and
     # RMSNorm modules -- its benchmark configs set ``backend: {attn: te, linear: te, rms_norm: te}``
     # (NVIDIA-NeMo/Automodel examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml @092af93,
@@ -220,7 +248,7 @@ STACKS = {
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "gpt-neox-2023": "Megatron 2021-22", "flash-attn-2022": "FSDP (torch-native)",
-    "nemo-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
+    "nemo-2024": "Megatron-Core / NeMo", "llm-c-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs-alltoall": "Megatron-Core / NeMo", "mbridge-2026-alltoall": "Megatron-Core / NeMo",
     "mbridge-2026-actoffload": "Megatron-Core / NeMo", "mbridge-2026-a2a-overlap": "Megatron-Core / NeMo",
@@ -230,7 +258,10 @@ STACK_FAMILIES = {
     "pai-megatron-2025-alltoall-tp-overlap": "Megatron-Core / NeMo", "pai-megatron-2025-deepep": "Megatron-Core / NeMo",
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo", "zero-bubble-2024": "Megatron-Core / NeMo",
-    "torchtitan-fsdp2": "FSDP (torch-native)", "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
+    "torchtitan-fsdp2": "FSDP (torch-native)", "flash-attn-2023": "FSDP (torch-native)",
+    "fsdp1-fused-ce": "FSDP (torch-native)", "mbridge-2026-unfused-ce": "Megatron-Core / NeMo",
+    "mbridge-2026-alltoall-unfused-ce": "Megatron-Core / NeMo", "mbridge-2026-native-ce": "Megatron-Core / NeMo",
+    "torchtitan-fsdp2-asynctp": "FSDP (torch-native)",
     "torchtitan-fsdp2-eager": "FSDP (torch-native)", "torchtitan-fsdp2-chunked-loss": "FSDP (torch-native)",
     "torchtitan-fsdp2-fp8ag": "FSDP (torch-native)", "fsdp1": "FSDP (torch-native)",
     "torchtitan-bf16-chunked-loss": "FSDP (torch-native)", "torchtitan-bf16-chunked-loss-eager": "FSDP (torch-native)",

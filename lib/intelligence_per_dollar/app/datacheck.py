@@ -96,6 +96,7 @@ def checks() -> list[tuple[str, Callable[[], object]]]:
         ("claims/claims.csv", definitions.claims),
         ("efficiency/grouped_gemm_h800.csv", ceilings.grouped_gemm_h800),
         ("efficiency/dense_fp4_gemm_b200.csv", ceilings.dense_fp4_gemm_b200),
+        ("efficiency/cross_entropy_h100nvl.csv", ceilings.cross_entropy_h100nvl),
         ("measurements/index.csv", measurements.index),
         ("runs/inference_runs.csv", runs.inference_runs),
         ("runs/training_runs.csv", lambda: runs.training_runs(tuple(validation.STACKS))),

@@ -78,3 +78,24 @@ def dense_fp4_gemm_b200() -> tuple[dict, ...]:
     kernel; the measurements behind ``dense_fp4_overlap_norm`` and ``dense_fp4_kernel_s``."""
     return _kernel_table(str(io.data_dir()), "dense_fp4_gemm_b200.csv", "kernel",
                          ("m", "n", "k", "output_bytes", "tflop_per_s"), None)
+
+
+_CE_PROVIDERS = ("torch", "liger")
+
+
+def cross_entropy_h100nvl() -> tuple[dict, ...]:
+    """PyTorch's and Liger-Kernel's cross entropy timed on one H100 NVL by Liger-Kernel's benchmark suite
+    (``data/efficiency/cross_entropy_h100nvl.csv``): provider, mode (``forward`` or ``full``), vocab, tokens,
+    logit_bytes, time_ms per kernel; the measurement behind the loss traffic of the training model
+    (:data:`~intelligence_per_dollar.model.training.compute.LOSS_TRAFFIC_BYTES`)."""
+    rows = _kernel_table(str(io.data_dir()), "cross_entropy_h100nvl.csv", "provider",
+                         ("vocab", "tokens", "logit_bytes", "time_ms"), _CE_PROVIDERS)
+    path = io.data_path("efficiency", "cross_entropy_h100nvl.csv")
+    modes = []
+    for row, rec in io.read_rows(path, ("mode",)):
+        if rec["mode"] not in ("forward", "full"):
+            raise io.DataError(f"{path}, row {row}, column 'mode': '{rec['mode']}' is not allowed; "
+                               "allowed: forward, full")
+        modes.append(rec["mode"])
+    return tuple({**r, "mode": m} for r, m in zip(rows, modes))
+

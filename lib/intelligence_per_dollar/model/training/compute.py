@@ -17,7 +17,8 @@ from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
-           "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "quantize_bytes_per_token",
+           "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
+           "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
            "elementwise_s", "memory_bound_s", "UNFUSED_RMSNORM_BYTES", "UNFUSED_ROPE_BYTES",
            "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "unfused_elementwise_bytes_per_token", "permute_s",
            "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s"]
@@ -210,9 +211,60 @@ def per_op_recompute_s(ctx: Context, lay: Layout, gemm_f, mem_f, moe: bool):
     return on * share * gemm_f, on * mem_f
 
 
+#: HBM bytes the cross entropy moves per vocabulary entry per token (its logits on this GPU), forward and backward
+#: together, by ``Stack.loss`` (:data:`~.stack.LOSS_KINDS`); BF16 2 bytes, fp32 4; R = read, W = write:
+#:
+#: * ``"megatron"``, Megatron-Core's unfused vocab-parallel cross entropy (``megatron/core/tensor_parallel/
+#:   cross_entropy.py`` ``_VocabParallelCrossEntropy``; Megatron-LM's default, ``--cross-entropy-loss-fusion`` off;
+#:   nanotron's ``_ShardedCrossEntropy`` is the same chain), counted kernel by kernel: forward the fp32 cast
+#:   (R2 W4), max (R4), in-place subtract of the max (R4 W4), in-place exp (R4 W4), row sum (R4), in-place divide
+#:   by it (R4 W4) = 38; backward the in-place scale by the loss gradient (R4 W4) and autograd's cast of the fp32
+#:   gradient back to the BF16 logits' dtype (R4 W2) = 14. 52 in all.
+#: * ``"megatron-fused"``, its compiled fusion (``megatron/core/fusions/fused_cross_entropy.py``,
+#:   ``cross_entropy_fusion_impl="native"``, the default of ``cross_entropy_loss_fusion`` in NeMo 2's ``GPTConfig``
+#:   and of Megatron-LM's ``--cross-entropy-loss-fusion``): cast and max in one kernel (R2 W4), subtract and exp in
+#:   place (R4 W4), row sum (R4), divide (R4 W4); backward the in-place scale (R4 W4) and the cast to BF16 (R4 W2). 40.
+#: * ``"torch-fp32"``, ``F.cross_entropy`` on logits upcast to fp32 (torchtitan's eager loss): the casts in and out
+#:   (R2 W4, R4 W2) around PyTorch's log-softmax and NLL loss, whose forward and backward Liger-Kernel's benchmark
+#:   times on an H100 NVL at 16,384 tokens x 131,072 entries (``data/efficiency/cross_entropy_h100nvl.csv``): 10.3 ms
+#:   forward, 32.5 ms in all, 16.5 and 52 bytes per entry at the catalogue's effective HBM rate. The forward matches
+#:   the count of ``cunn_SoftMaxForward`` (a max pass, a sum pass, a read-and-write: R12 W4 = 16); the backward runs
+#:   slower than its count (a dense zero gradient, W4, and ``cunn_SoftMaxBackward``, R12 W4), so the measured time is
+#:   kept. 12 + 52 = 64.
+#: * ``"torch-bf16"``, the same kernels on BF16 logits (NeMo AutoModel's ``MaskedCrossEntropy``, ``fp32_upcast:
+#:   false``): no casts, half the bytes, 26.
+LOSS_TRAFFIC_BYTES = {"megatron": 52.0, "megatron-fused": 40.0, "torch-fp32": 64.0, "torch-bf16": 26.0}
+#: The same for a single-pass fused cross entropy (``Stack.fused_cross_entropy``): Transformer Engine's Triton kernels
+#: (``transformer_engine/pytorch/triton/cross_entropy.py``: ``online_softmax_kernel`` reads the BF16 logits once for
+#: the row max and sum; ``cross_entropy_backward_kernel`` reads them again and writes the gradient in place: R4 W2 = 6
+#: counted), flash-attn's and apex's fused cross entropy and llm.c's fused classifier, the same two passes.
+#: Liger-Kernel's kernel of that design (``data/efficiency/cross_entropy_h100nvl.csv``: 12.3 ms for 16,384 x 131,072
+#: fp32 logits, 19.7 bytes per entry where its count is 12) runs 1.64x its count; on BF16 logits that is 10.
+FUSED_LOSS_TRAFFIC_BYTES = 10.0
+
+
+def loss_traffic_bytes_per_entry(stack) -> float:
+    """HBM bytes per vocabulary entry per token the loss moves under ``stack``, forward and backward
+    (:data:`FUSED_LOSS_TRAFFIC_BYTES` with the fused cross entropy, else :data:`LOSS_TRAFFIC_BYTES` of
+    ``Stack.loss``)."""
+    if stack.fused_cross_entropy:
+        return FUSED_LOSS_TRAFFIC_BYTES
+    return LOSS_TRAFFIC_BYTES[stack.loss]
+
+
+def loss_s(ctx: Context, lay: Layout):
+    """Time of the cross entropy's memory-bound kernels over one micro-batch's logits on this GPU (``vocab / tp``
+    entries per token, :func:`loss_traffic_bytes_per_entry`), forward and backward, at the HBM rate the
+    elementwise kernels reach. A small-width model with a large vocabulary (Llama 3's 128k entries at
+    d_model 2,048) spends as long here as in its LM-head GEMMs."""
+    entries = lay.tokens * ctx.s.vocab / lay.tp
+    return entries * loss_traffic_bytes_per_entry(ctx.stack) / ctx.hbm_effective_bytes_per_s
+
+
 def lm_head_s(ctx: Context, lay: Layout):
-    """LM head (+ loss) of one micro-batch, kept in BF16: the logits GEMM forward + 2x backward."""
-    return 3 * gemm_bf16_s(ctx, lay.tokens, ctx.s.vocab / lay.tp, ctx.s.d_model)
+    """LM head and loss of one micro-batch: the BF16 logits GEMM forward + 2x backward, and the cross entropy's
+    traffic over the logits (:func:`loss_s`)."""
+    return 3 * gemm_bf16_s(ctx, lay.tokens, ctx.s.vocab / lay.tp, ctx.s.d_model) + loss_s(ctx, lay)
 
 
 def quantize_bytes_per_token(s: models.ModelSpec, moe: bool, q: float,

@@ -124,7 +124,8 @@ def _lower_bounds(ctx: Context, b: Mapping[str, np.ndarray]) -> np.ndarray:
         slots = pipeline.bubble_slots(ctx.stack.pipeline_schedule, pp, v_max)
         tokens = mb * ctx.seq_len / b["cp"]
         # a split that moves layers off the last stage may hide the head: no head in the bound then
-        head_free = ctx.stack.balanced_head_split or ctx.stack.embedding_and_loss_in_split
+        st = ctx.stack
+        head_free = st.balanced_head_split or st.embedding_and_loss_in_split or st.cost_balanced_split
         t_mb = tokens * (np.ceil(L / pp) * layer_tok + (0.0 if head_free else head_tok))
         bound = np.where(ok, np.minimum(bound, (m + slots) * t_mb), bound)
     return bound

@@ -35,7 +35,7 @@ WEIGHT_BYTES = 2.0
 #: Bytes per vocabulary entry per token an unfused loss holds at its peak, by ``Stack.loss``: Megatron-Core's in-place
 #: vocab-parallel cross entropy, fp32 logits and their gradient (Korthikanti et al. 2022, 4.1); PyTorch's
 #: ``F.cross_entropy`` on fp32 logits (the saved log-softmax, the incoming and outgoing gradients, fp32) or on BF16 ones.
-LOSS_LOGITS_BYTES = {"megatron": 4.0 * 2, "torch-fp32": 4.0 * 3, "torch-bf16": 2.0 * 3}
+LOSS_LOGITS_BYTES = {"megatron": 4.0 * 2, "megatron-fused": 4.0 * 2, "torch-fp32": 4.0 * 3, "torch-bf16": 2.0 * 3}
 #: Megatron-Core's: the default stack's (kept under its old name).
 LOGITS_BYTES = LOSS_LOGITS_BYTES["megatron"]
 #: BF16 logits whose gradient the fused cross entropy writes in place (``Stack.fused_cross_entropy``).

@@ -22,7 +22,7 @@ import numpy as np
 from intelligence_per_dollar.model import architecture, uncertainty
 from intelligence_per_dollar.model.training.context import Context, Layout
 
-__all__ = ["bubble_slots", "microbatches_in_flight", "slowest_gpu_s", "Stage", "stage_times"]
+__all__ = ["bubble_slots", "microbatches_in_flight", "slowest_gpu_s", "cost_balanced_split", "Stage", "stage_times"]
 
 
 def bubble_slots(schedule: str, pp, v):
@@ -76,6 +76,36 @@ class Stage:
     pipeline_s: object
 
 
+def cost_balanced_split(layers: int, pp: int, layer_cost: float, head_cost: float) -> tuple[tuple[int, ...], int]:
+    """Layers on each pipeline rank and the rank holding the LM head under nanotron's compute-cost split.
+
+    nanotron assigns its pipeline blocks to ranks in order by cumulative compute cost (``src/nanotron/models/
+    base.py`` ``build_model``: a block goes to the current rank, which moves on once the cumulative cost passes
+    ``total x (rank + 1) / pp``), with the costs of ``get_block_compute_costs`` (``models/llama.py``: a decoder
+    layer ``4 heads d_qkv h + 3 d_ff h``, the LM head ``vocab x h``, every other block 0). A heavy head thus leaves
+    its rank few layers: the Ultra-Scale Playbook's nanotron walkthrough prints Llama 3 8B on 8 stages as 5, 4, 4, 5,
+    4, 4, 4 and 2 layers plus the head. Raises ``ValueError`` for a non-positive count or cost."""
+    if layers < 1 or pp < 1 or not layer_cost > 0 or head_cost < 0:
+        raise ValueError(f"cost_balanced_split needs layers >= 1, pp >= 1, layer_cost > 0 and head_cost >= 0; "
+                         f"got layers={layers!r}, pp={pp!r}, layer_cost={layer_cost!r}, head_cost={head_cost!r}")
+    total = layers * layer_cost + head_cost
+    counts, rank, cum = [0] * pp, 0, 0.0
+    for _ in range(layers):
+        counts[rank] += 1
+        cum += layer_cost
+        if cum > total * (rank + 1) / pp and rank < pp - 1:
+            rank += 1
+    return tuple(counts), rank          # the final norm and the head go to the rank the layers ended on
+
+
+def _nanotron_costs(s) -> tuple[float, float]:
+    """Per-layer and LM-head compute costs of nanotron's ``get_block_compute_costs`` (see
+    :func:`cost_balanced_split`)."""
+    hd = architecture.head_dim(s)
+    ffn_mats = 3 if s.gated_ffn else 2
+    return 4.0 * s.heads * hd * s.d_model + ffn_mats * s.d_ff * s.d_model, float(s.vocab * s.d_model)
+
+
 def _bottleneck_layers(ctx: Context, lay: Layout, t_layer, t_head):
     """Layers on the bottleneck stage and whether it is the last one (which carries the head).
 
@@ -93,6 +123,20 @@ def _bottleneck_layers(ctx: Context, lay: Layout, t_layer, t_head):
         last_is_bottleneck = np.ones_like(t_stage_last, dtype=bool)
         last_layers = lay.layers_per_stage
     bott = np.where(last_is_bottleneck, last_layers, lay.layers_per_stage)
+    if ctx.stack.cost_balanced_split:
+        # nanotron's split by compute cost (no interleaving there): the busiest rank before the last, or the last
+        # with its head
+        layer_cost, head_cost = _nanotron_costs(ctx.s)
+        split = {}
+        for p in np.unique(pp):
+            counts, head = cost_balanced_split(L, int(p), layer_cost, head_cost)
+            split[int(p)] = (max(counts[:head] + counts[head + 1:], default=0), counts[head])
+        before = np.vectorize(lambda p: split[int(p)][0])(pp).astype(float)
+        last = np.vectorize(lambda p: split[int(p)][1])(pp).astype(float)
+        last_slow = t_layer * last + t_head > t_layer * before
+        flat = (v == 1) & (pp > 1)
+        bott = np.where(flat, np.where(last_slow, last, before), bott)
+        last_is_bottleneck = np.where(flat, last_slow, last_is_bottleneck)
     if ctx.stack.embedding_and_loss_in_split:
         # Megatron-Core account_for_embedding_in_pipeline_split + account_for_loss_in_pipeline_split: the input
         # embedding and the loss each take a layer's slot, L + 2 slots split evenly over pp x v virtual stages (the

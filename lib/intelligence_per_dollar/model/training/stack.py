@@ -25,7 +25,7 @@ FSDP_COPY_KINDS = ("none", "flat", "per-parameter")
 #: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
 SELECTIVE_RECOMPUTE_KINDS = ("attention-core", "per-op")
 #: How an unfused loss holds the logits (:attr:`Stack.loss`).
-LOSS_KINDS = ("megatron", "torch-fp32", "torch-bf16")
+LOSS_KINDS = ("megatron", "megatron-fused", "torch-fp32", "torch-bf16")
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,10 @@ class Stack:
     Zero Bubble paper's Megatron-LM runs, Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and final
     pipeline stages possess one fewer transformer layer"): where ``L + 2`` divides over the ``pp x v`` virtual stages,
     the first and last ranks hold one layer fewer than the others and the head sits on top of the shorter last stage.
+    ``cost_balanced_split``: the pipeline split assigns layers and the LM head to ranks in order by their compute cost,
+    each rank filled to its share of the total (nanotron's ``build_model`` with ``get_block_compute_costs``:
+    :func:`~.pipeline.cost_balanced_split`), so a heavy head leaves the last rank few layers or none and the busiest
+    rank is an earlier one holding more than ``L / pp`` layers. No interleaving.
     ``moe_load_factor``: tokens on the busiest expert-parallel rank over the mean (1.0 when the
     benchmark force-balances routing, as the NeMo/Megatron-Bridge MoE benchmarks state; real
     training with auxiliary-loss-free balancing sits above 1, see :data:`MOE_LOAD_FACTOR`).
@@ -105,7 +109,9 @@ class Stack:
     (Megatron-Core ``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl="te"``;
     ``transformer_engine/pytorch/triton/cross_entropy.py``: online softmax over the BF16 logits,
     the backward kernel writes the gradient in place into them), so the logits cost 2 bytes per
-    vocabulary entry per token instead of fp32 logits plus their fp32 gradient (8 bytes).
+    vocabulary entry per token instead of fp32 logits plus their fp32 gradient (8 bytes), and two passes over them
+    instead of an unfused chain's seven or eight (:data:`~.compute.FUSED_LOSS_TRAFFIC_BYTES`); flash-attn's, apex's
+    and llm.c's fused kernels are the same design.
     ``moe_host_sync``: the MoE dispatcher waits for the device once per MoE layer and forward
     pass (Megatron-Core's dropless all-to-all dispatcher, ``cuda_sync_point =
     "before_ep_alltoall"``; DeepEP's normal-mode dispatch polls its host-mapped receive counter the
@@ -153,13 +159,16 @@ class Stack:
     (``build_parallel_model``: ``Transformer(...).to(dtype=param_dtype)``, ``param_dtype`` BF16 by default,
     ``kempnerforge/distributed/parallel.py`` @01b461a).
     ``loss``: how an unfused loss holds the logits (:data:`LOSS_KINDS`; ignored with ``fused_cross_entropy``), bytes per
-    vocabulary entry per token at its peak (:func:`~.memory.logits_bytes_per_entry`): ``"megatron"``, Megatron-Core's
-    vocab-parallel cross entropy (``tensor_parallel/cross_entropy.py``: an fp32 copy whose exponentials are taken in
-    place and kept, then overwritten by the gradient in backward; Korthikanti et al. 2022 section 4.1's fp32 logits
-    and gradient), 8; ``"torch-fp32"``, PyTorch's ``F.cross_entropy`` on logits upcast to fp32 (torchtitan's
-    ``cross_entropy_loss``: ``pred.flatten(0, 1).float()``): ``log_softmax`` saves its fp32 output, and its backward holds
-    that, the incoming and the outgoing fp32 gradients at once, 12; ``"torch-bf16"``, the same on the BF16 logits (NeMo
-    AutoModel's ``MaskedCrossEntropy`` with ``fp32_upcast: false``, as its benchmark configs set), 6.
+    vocabulary entry per token at its peak (:func:`~.memory.logits_bytes_per_entry`), and the HBM traffic its kernels
+    move over them, which the LM head's time carries (:data:`~.compute.LOSS_TRAFFIC_BYTES`, :func:`~.compute.loss_s`):
+    ``"megatron"``, Megatron-Core's vocab-parallel cross entropy (``tensor_parallel/cross_entropy.py``: an fp32 copy
+    whose exponentials are taken in place and kept, then overwritten by the gradient in backward; Korthikanti et al.
+    2022 section 4.1's fp32 logits and gradient), 8; ``"megatron-fused"``, the same chain compiled into fewer kernels
+    (``cross_entropy_loss_fusion`` with the ``"native"`` implementation), 8; ``"torch-fp32"``, PyTorch's
+    ``F.cross_entropy`` on logits upcast to fp32 (torchtitan's ``cross_entropy_loss``: ``pred.flatten(0, 1).float()``):
+    ``log_softmax`` saves its fp32 output, and its backward holds that, the incoming and the outgoing fp32 gradients at
+    once, 12; ``"torch-bf16"``, the same on the BF16 logits (NeMo AutoModel's ``MaskedCrossEntropy`` with
+    ``fp32_upcast: false``, as its benchmark configs set), 6.
     ``loss_chunk_tokens``: the LM head and the loss run over at most this many tokens at a time, each chunk's logits
     and their gradient freed before the next (torchtitan's ``ChunkedLossWrapper``, ``chunk_len`` 8,192 tokens by
     default, ``docs/chunked_loss.md`` @94609ad: "bounds the number of tokens processed by the LM head and loss at
@@ -214,6 +223,7 @@ class Stack:
     pipeline_schedule: str = "1f1b"
     balanced_head_split: bool = False
     embedding_and_loss_in_split: bool = False
+    cost_balanced_split: bool = False
     moe_load_factor: float = 1.0
     ep_dedup: bool = True
     moe_expert_sort: bool = False
@@ -307,10 +317,13 @@ MODERN = Stack()
 #: the MoE dispatch of the current recipes for large MoE across nodes, the "flex" dispatcher with DeepEP
 #: (Megatron-Bridge's DeepSeek-V3 recipes on H100 and B200): one copy per destination node (``ep_dedup``)
 #: and a host sync per MoE layer, DeepEP's normal-mode poll of its receive counter (``moe_host_sync``).
+#: Its loss is Transformer Engine's fused cross entropy (``fused_cross_entropy``): Megatron-Bridge's
+#: ``GPTModelProvider`` sets ``cross_entropy_loss_fusion=True`` and its recipes ``cross_entropy_fusion_impl="te"``
+#: (``src/megatron/bridge/recipes/llama/llama3.py``, the performance configs; read 2026-12-06).
 #: Recipes that state the plain ``"alltoall"`` dispatcher drop the dedup (``ep_dedup`` False; validation
 #: stacks ``mbridge-2026-alltoall`` / ``mbridge-2026-fp8cs-alltoall``). Both dispatchers group the rows a rank
 #: receives by local expert in passes of their own (``moe_expert_sort``).
-MEGATRON_CORE = replace(MODERN, tp_overlap=True, moe_host_sync=True, moe_expert_sort=True)
+MEGATRON_CORE = replace(MODERN, tp_overlap=True, moe_host_sync=True, moe_expert_sort=True, fused_cross_entropy=True)
 MEGATRON_2021 = Stack(flash_attention=False, sequence_parallel=False, dp_overlap=False, tp_overlap=False,
                       grad_bytes=4.0, grad_reduce_bytes=2.0)
 #: DeepSeek-V3's stack (arXiv 2412.19437, section 3.2): DualPipe (bubble about half of 1F1B's,
