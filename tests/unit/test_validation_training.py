@@ -245,9 +245,12 @@ def test_held_out_cases_median(table):
     one early step each: 21.6% blind, the 1.34B model at micro-batch 1 on 64-256 GPUs 2.5-4.4x) merged unchanged:
     all 932 predicted: 10.85% (441 of 932 within 10%), the target missed by twenty-five runs. Session 47 priced the
     loss's traffic over the logits and nanotron's compute-cost pipeline split: 10.58% (448 of 932 within 10%), the
-    target missed by nineteen runs. The bound records that state."""
+    target missed by nineteen runs. Set 95 (the Apertus report's GH200 runs, the Vocabulary Parallelism paper's 1F1B
+    baselines on A100, NeMo-Framework-Launcher's 24.05 / early-2024 H100 FP8 tables): 11.0% blind over 47, merged
+    unchanged: all 979 predicted: 10.61% (470 of 979 within 10%), the target missed by twenty runs. The bound records
+    that state."""
     held = table[_held_out(table)]
-    assert len(held) == 932 and held.error.count() == 932 and held.error.abs().median() <= 0.106
+    assert len(held) == 979 and held.error.count() == 979 and held.error.abs().median() <= 0.107
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -476,6 +479,12 @@ def test_held_out_cases_median(table):
     # 1.34B model at micro-batch 1 on 64-256 GPUs (2.5-4.4x: 2.7-7.4x below the same model on 8-32 GPUs) and the 3.57B
     # on 256 GPUs (+65%)
     ("heldout94-nanotron-sweep-modadd", 0.155, 3.165),
+    # set 95 (predicted at 6ea4576, merged unchanged): Apertus on 1,024-4,096 GH200 (8k-32k context extension and
+    # pretraining -4% to +34%; the 64k runs +75% / +208%), the Vocabulary Parallelism paper's 1F1B baselines on 8-32
+    # A100 (-17% to +10%: the 256k-vocabulary rows of the 21B model 16-17% slow), NeMo-Framework-Launcher's 24.05
+    # (-8% to +22%) and early-2024 (-25% to +33%) H100 FP8 tables
+    ("heldout95-apertus", 0.19, 2.08), ("heldout95-vocab-parallel", 0.07, 0.17),
+    ("heldout95-fw-nemolauncher-2405", 0.09, 0.22), ("heldout95-fw-nemolauncher-early2024", 0.205, 0.33),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
@@ -677,7 +686,7 @@ def test_runs_that_ran_are_not_refused(table):
     on 64 H100 and MPT-3B at micro-batch 6 on 128 A100-40GB fit since session 27: MPT trains without dropout and
     with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``). Of the
     eleven flagged at session 34's start, seven fit since (pure-BF16 model states, below); four remain, and sets 58,
-    62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier). None is refused: set 86's
+    62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier); set 95 added three. None is refused: set 86's
     GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective recompute (Lambda's torchtitan fork) was, at 678 GB,
     until session 44: the stock gpt_oss_20b entry its rows name chunks the loss (ChunkedCELoss) and per-op selective
     AC keeps none of the grouped-GEMM experts' outputs, 158 GB (the fork prints 70.8% of the GPU's memory). Set 92
@@ -714,6 +723,12 @@ def test_runs_that_ran_are_not_refused(table):
         # (set 81's llm.c GPT-2 350M at micro-batch 64 x 1,024 on A100-80GB fits since session 47: its rows run on the
         # stack llm-c-2024, whose fused classifier keeps the BF16 logits and writes their gradient in place, where
         # the stand-in stack stored FP32 logits and their gradient)
+        # set 95: NeMo-Framework-Launcher's Llama 2 70B full SFT on 16 H100 from the 24.05 and early-2024 tables (the
+        # same layout as set 31's 24.07 row above); the Vocabulary Parallelism paper's 1F1B baseline of its 21B model
+        # on 32 A100 at 4,096 tokens and a 256k vocabulary, whose last stage holds the whole output layer and its
+        # logits (the paper names that stage's memory as the baseline's problem)
+        "heldout95-fw-nl2405-llama2-70b-sft-h100-16", "heldout95-fw-nlea-llama2-70b-sft-h100-16",
+        "heldout95-vocabpar-1f1b-21b-pp32-s4096-v256k",
         # (set 86's GPT-OSS-20B on 64 GB300 at 7 and 24 x 8,192 tokens fit since session 44: the chunked loss of the
         # stock gpt_oss_20b entry, 206 / 158 GB in the model against 277 usable)
         }
