@@ -686,16 +686,16 @@ def test_runs_that_ran_are_not_refused(table):
     on 64 H100 and MPT-3B at micro-batch 6 on 128 A100-40GB fit since session 27: MPT trains without dropout and
     with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``). Of the
     eleven flagged at session 34's start, seven fit since (pure-BF16 model states, below); four remain, and sets 58,
-    62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier); set 95 added three. None is refused: set 86's
-    GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective recompute (Lambda's torchtitan fork) was, at 678 GB,
-    until session 44: the stock gpt_oss_20b entry its rows name chunks the loss (ChunkedCELoss) and per-op selective
-    AC keeps none of the grouped-GEMM experts' outputs, 158 GB (the fork prints 70.8% of the GPU's memory). Set 92
-    came with eight refused, none since: Lambda's GPT-OSS-120B sweep on 8 B200 states ``training.dtype=bfloat16``
-    (torchtitan keeps parameters, gradients and AdamW moments in BF16, no fp32 master: 251-299 GB with fp32 states,
-    135-175 GB in BF16), and its DeepEP Qwen3-30B-A3B run keeps DeepEP's dispatch output, one row per destination rank
-    (5.25 of the 8 routed copies at EP 8) and one combined row, where the standard all-to-all keeps eight each way,
-    and chunks the loss its notes state (242 GB as collected, 149 GB); three of the sweep's eager runs, flagged as
-    over the memory as collected, fit with that chunked loss."""
+    62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier); set 95 added three. None
+    is refused: set 86's GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective recompute (Lambda's torchtitan
+    fork) was, at 678 GB, until session 44: the stock gpt_oss_20b entry its rows name chunks the loss (ChunkedCELoss)
+    and per-op selective AC keeps none of the grouped-GEMM experts' outputs, 158 GB (the fork prints 70.8% of the
+    GPU's memory). Set 92 came with eight refused, none since: Lambda's GPT-OSS-120B sweep on 8 B200 states
+    ``training.dtype=bfloat16`` (torchtitan keeps parameters, gradients and AdamW moments in BF16, no fp32 master:
+    251-299 GB with fp32 states, 135-175 GB in BF16), and its DeepEP Qwen3-30B-A3B run keeps DeepEP's dispatch output,
+    one row per destination rank (5.25 of the 8 routed copies at EP 8) and one combined row, where the standard
+    all-to-all keeps eight each way, and chunks the loss its notes state (242 GB as collected, 149 GB); three of the
+    sweep's eager runs, flagged as over the memory as collected, fit with that chunked loss."""
     assert not (table.refused != "").any()
     assert set(table.case[~table.memory_fits]) == {
         # set 8: MLPerf v5.0's Llama 3.1 405B on 512 H100 (8 layers per stage, 8 in flight); Megatron-LM's
