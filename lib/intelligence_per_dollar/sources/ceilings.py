@@ -49,19 +49,23 @@ _GROUPED_LAYOUTS = ("contiguous", "masked")
 
 @functools.lru_cache(maxsize=8)
 def _kernel_table(data_dir: str, name: str, label: str, numbers: tuple[str, ...],
-                  labels: tuple[str, ...] | None) -> tuple[dict, ...]:
+                  labels: tuple[str, ...] | None,
+                  texts: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> tuple[dict, ...]:
     """Rows of a published-kernel file of ``data/efficiency/``: a text column ``label`` (one of ``labels``, or any
-    non-empty text when None), the positive ``numbers`` and the provenance columns."""
+    non-empty text when None), further text columns ``texts`` (name, allowed values), the positive ``numbers`` and
+    the provenance columns."""
     path = io.data_path("efficiency", name)
+    checks_ = ((label, labels), *texts)
     out = []
-    for row, rec in io.read_rows(path, (label, *numbers, *_PROVENANCE)):
+    for row, rec in io.read_rows(path, (*(c for c, _ in checks_), *numbers, *_PROVENANCE)):
         io.check_provenance(path, row, rec)
-        text = rec[label]
-        if (labels is not None and text not in labels) or not text:
-            allowed = ", ".join(labels) if labels is not None else "a non-empty name"
-            raise io.DataError(f"{path}, row {row}, column '{label}': '{text}' is not allowed; allowed: {allowed}")
+        for col, allowed_values in checks_:
+            text = rec[col]
+            if (allowed_values is not None and text not in allowed_values) or not text:
+                allowed = ", ".join(allowed_values) if allowed_values is not None else "a non-empty name"
+                raise io.DataError(f"{path}, row {row}, column '{col}': '{text}' is not allowed; allowed: {allowed}")
         vals = {c: io.parse_float(path, row, c, rec[c], positive=True, allow_zero=False) for c in numbers}
-        out.append({label: text, **vals})
+        out.append({**{c: rec[c] for c, _ in checks_}, **vals})
     return tuple(out)
 
 
@@ -88,14 +92,6 @@ def cross_entropy_h100nvl() -> tuple[dict, ...]:
     (``data/efficiency/cross_entropy_h100nvl.csv``): provider, mode (``forward`` or ``full``), vocab, tokens,
     logit_bytes, time_ms per kernel; the measurement behind the loss traffic of the training model
     (:data:`~intelligence_per_dollar.model.training.compute.LOSS_TRAFFIC_BYTES`)."""
-    rows = _kernel_table(str(io.data_dir()), "cross_entropy_h100nvl.csv", "provider",
-                         ("vocab", "tokens", "logit_bytes", "time_ms"), _CE_PROVIDERS)
-    path = io.data_path("efficiency", "cross_entropy_h100nvl.csv")
-    modes = []
-    for row, rec in io.read_rows(path, ("mode",)):
-        if rec["mode"] not in ("forward", "full"):
-            raise io.DataError(f"{path}, row {row}, column 'mode': '{rec['mode']}' is not allowed; "
-                               "allowed: forward, full")
-        modes.append(rec["mode"])
-    return tuple({**r, "mode": m} for r, m in zip(rows, modes))
-
+    return _kernel_table(str(io.data_dir()), "cross_entropy_h100nvl.csv", "provider",
+                         ("vocab", "tokens", "logit_bytes", "time_ms"), _CE_PROVIDERS,
+                         (("mode", ("forward", "full")),))
