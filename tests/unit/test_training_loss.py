@@ -3,11 +3,12 @@ kinds against Liger-Kernel's measured kernels on an H100 NVL, the size of the te
 vocabulary, the split against the Ultra-Scale Playbook's printed nanotron layout, and the stacks whose sources state
 their loss."""
 
+import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from intelligence_per_dollar.analysis import validation
@@ -131,14 +132,16 @@ def test_cost_balanced_split_reproduces_the_playbook_layout():
 
 
 @settings(max_examples=60, deadline=None)
+@example(layers=3, pp=3, head=8.0)
 @given(layers=st.integers(1, 128), pp=st.integers(1, 32), head=st.floats(0.0, 8.0))
 def test_cost_balanced_split_places_every_layer_once(layers, pp, head):
-    """Every layer lands on exactly one rank, ranks fill in order, and the head's rank carries no more layers than
-    an even share plus one."""
+    """Every layer lands on exactly one rank, ranks fill in order, and no rank carries more layers than an even share
+    of the total cost (layers and head, in layers) plus one. (A head heavier than the rest can leave all the layers on
+    the first rank with it: 3 layers, 3 ranks, a head of 8 layers' cost.)"""
     counts, head_rank = pipeline.cost_balanced_split(layers, pp, 1.0, head)
     assert sum(counts) == layers and len(counts) == pp and 0 <= head_rank < pp
-    assert all(c == 0 for c in counts[head_rank + 1:])
-    assert counts[head_rank] <= -(-layers // pp) + 1
+    assert all(c == 0 for c in counts[head_rank + 1:]) and all(c > 0 for c in counts[:head_rank])
+    assert max(counts) <= math.ceil((layers + head) / pp) + 1
 
 
 def test_nanotron_split_moves_a_heavy_head_off_the_critical_path():
