@@ -247,10 +247,12 @@ def test_held_out_cases_median(table):
     loss's traffic over the logits and nanotron's compute-cost pipeline split: 10.58% (448 of 932 within 10%), the
     target missed by nineteen runs. Set 95 (the Apertus report's GH200 runs, the Vocabulary Parallelism paper's 1F1B
     baselines on A100, NeMo-Framework-Launcher's 24.05 / early-2024 H100 FP8 tables): 11.0% blind over 47, merged
-    unchanged: all 979 predicted: 10.61% (470 of 979 within 10%), the target missed by twenty runs. The bound records
-    that state."""
+    unchanged: all 979 predicted: 10.61% (470 of 979 within 10%), the target missed by twenty runs. Set 96 (FP8-LM's
+    and MegaScale-MoE's Megatron-LM runs on H100 / H800, Lambda's GB300 GPT-OSS reports, Together's DeepSeek-V3
+    worklog, ATorch, MarinFold and BioNeMo): 20.1% blind over 35, merged unchanged: all 1,014 predicted: 10.82% (480 of
+    1,014 within 10%), the target missed by twenty-seven runs. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 979 and held.error.count() == 979 and held.error.abs().median() <= 0.107
+    assert len(held) == 1014 and held.error.count() == 1014 and held.error.abs().median() <= 0.109
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -485,6 +487,14 @@ def test_held_out_cases_median(table):
     # (-8% to +22%) and early-2024 (-25% to +33%) H100 FP8 tables
     ("heldout95-apertus", 0.19, 2.08), ("heldout95-vocab-parallel", 0.07, 0.17),
     ("heldout95-fw-nemolauncher-2405", 0.09, 0.22), ("heldout95-fw-nemolauncher-early2024", 0.205, 0.33),
+    # set 96 (predicted at 1d67b77, merged unchanged): FP8-LM's Megatron-LM GPT 7B-175B on 32-128 H100 (+16% to +28%),
+    # MegaScale-MoE's Megatron-LM baseline of a 352B MoE on 240-1,440 H800 (1.98-2.29x optimistic), Lambda's GB300
+    # GPT-OSS (-12% to +44%), Together's DeepSeek-V3 MXFP8 on 512 B200 (-22%, -24%), ATorch's Llama 2 7B on 8-64 A100
+    # (-19% to -5%), a generic NeMo 25.04 config on 8 H100 (+32% to +35%), BioNeMo's Llama 3.1 on B200 (-27% to +20%)
+    ("heldout96-fp8lm", 0.21, 0.28), ("heldout96-megascale-moe", 0.545, 0.99),
+    ("heldout96-fw-lambda-gb300-gptoss", 0.12, 0.445), ("heldout96-fw-together-dsv3-opt", 0.235, 0.245),
+    ("heldout96-atorch-llama2", 0.07, 0.195), ("heldout96-marinfold-nemo", 0.32, 0.355),
+    ("heldout96-bionemo-llama3", 0.19, 0.275),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
