@@ -250,7 +250,8 @@ def test_held_out_cases_median(table):
     unchanged: all 979 predicted: 10.61% (470 of 979 within 10%), the target missed by twenty runs. Set 96 (FP8-LM's
     and MegaScale-MoE's Megatron-LM runs on H100 / H800, Lambda's GB300 GPT-OSS reports, Together's DeepSeek-V3
     worklog, ATorch, MarinFold and BioNeMo): 20.1% blind over 35, merged unchanged: all 1,014 predicted: 10.82% (480 of
-    1,014 within 10%), the target missed by twenty-seven runs. The bound records that state."""
+    1,014 within 10%), the target missed by twenty-seven runs. Session 48 split a pre-core-0.10 Megatron's experts
+    over TP (``uniform_expert_tp``): 10.82% (481 within 10%), twenty-six runs short. The bound records that state."""
     held = table[_held_out(table)]
     assert len(held) == 1014 and held.error.count() == 1014 and held.error.abs().median() <= 0.109
 
@@ -440,7 +441,9 @@ def test_held_out_cases_median(table):
     # with natural routing 4.4x fast; Megatron-LM issue 756's Mixtral 8x7B (TP2 EP8 over two nodes) 46% short in step
     # time; Swiss AI's 300M Llama on 32 GH200 (the script's "~0.9 s") 75% short
     ("heldout84-nous-deepep", 0.205, 0.21), ("heldout84-nous-fa4", 0.294, 0.466), ("heldout84-nous-llep", 3.38, 3.38),
-    ("heldout84-mlm-issue756", 0.464, 0.464), ("heldout84-swissai-300m", 0.69, 0.69),
+    # (session 48: 52% short once its core's experts split over TP, which halves their memory, so the search no
+    # longer recomputes)
+    ("heldout84-mlm-issue756", 0.52, 0.52), ("heldout84-swissai-300m", 0.69, 0.69),
     # set 86, merged with the B200 rows' chunked loss (their notes: ChunkedCELoss): Lambda's torchtitan fork,
     # GPT-OSS-20B and Qwen3-30B-A3B FSDP-only on 8 B200 45-46% fast; GPT-OSS-20B on 64 GB300 +8% to +61% compiled /
     # eager, its stock baseline 2.05x; GPT-NeoX-20B on 96 A100-40GB +20%. Session 44: the B200 GPT-OSS rows at the
@@ -491,7 +494,8 @@ def test_held_out_cases_median(table):
     # MegaScale-MoE's Megatron-LM baseline of a 352B MoE on 240-1,440 H800 (1.98-2.29x optimistic), Lambda's GB300
     # GPT-OSS (-12% to +44%), Together's DeepSeek-V3 MXFP8 on 512 B200 (-22%, -24%), ATorch's Llama 2 7B on 8-64 A100
     # (-19% to -5%), a generic NeMo 25.04 config on 8 H100 (+32% to +35%), BioNeMo's Llama 3.1 on B200 (-27% to +20%)
-    ("heldout96-fp8lm", 0.21, 0.28), ("heldout96-megascale-moe", 0.545, 0.99),
+    # (MegaScale-MoE tightened from 0.545 / 0.99 once session 48 split the Megatron-LM baseline's experts over TP)
+    ("heldout96-fp8lm", 0.21, 0.28), ("heldout96-megascale-moe", 0.50, 0.885),
     ("heldout96-fw-lambda-gb300-gptoss", 0.12, 0.445), ("heldout96-fw-together-dsv3-opt", 0.235, 0.245),
     ("heldout96-atorch-llama2", 0.07, 0.195), ("heldout96-marinfold-nemo", 0.32, 0.355),
     ("heldout96-bionemo-llama3", 0.19, 0.275),

@@ -137,15 +137,16 @@ STACKS = {
                                moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
     # Megatron-LM (core v0.6, 2024) as BAAI's FlagPerf launch scripts run it: Transformer Engine layers, sequence
-    # parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce
+    # parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce; a MoE's experts
+    # split over TP whatever the EP (core 0.6 predates expert_tensor_parallel_size: Stack.uniform_expert_tp)
     "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False,
-                                 fused_cross_entropy=False, loss="megatron"),
+                                 fused_cross_entropy=False, loss="megatron", uniform_expert_tp=True),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
-    "megatron-lm-2024-fa2": MEGATRON_LM_FA2,
+    "megatron-lm-2024-fa2": replace(MEGATRON_LM_FA2, uniform_expert_tp=True),
     # the Zero Bubble paper's Megatron-LM fork (Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and
     # final pipeline stages possess one fewer transformer layer", to balance the embedding and the loss; every model's
     # layer count is k x PP - 2): the same stack with the embedding and the loss counted as a layer each in the split
-    "zero-bubble-2024": replace(MEGATRON_LM_FA2, embedding_and_loss_in_split=True),
+    "zero-bubble-2024": replace(MEGATRON_LM_FA2, embedding_and_loss_in_split=True, uniform_expert_tp=True),
     # Hugging Face nanotron v0.5 (the Ultra-Scale Playbook's sweep, examples/config_tiny_llama_bench.yaml @67c5ebb):
     # Megatron-style TP with sequence parallelism, 1F1B pipeline, ZeRO-1, FlashAttention-2, no Transformer Engine,
     # its own name so the bias table does not count its runs as Megatron-Core's. Its data-parallel traffic is not

@@ -19,8 +19,8 @@ from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Con
 from intelligence_per_dollar.model.training.memory import ParamsPerGPU
 
 __all__ = ["FSDP_COPY_BYTES", "fsdp_copy_s", "overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s",
-           "ep_all_to_all_s", "ep_exposed_s", "pipeline_p2p_s", "data_parallel_s", "bucket_tail_s", "BUCKET_MIN_PARAMS",
-           "BUCKET_PARAMS_PER_DP_RANK"]
+           "ep_all_to_all_s", "expert_tp_gather_s", "ep_exposed_s", "pipeline_p2p_s", "data_parallel_s",
+           "bucket_tail_s", "BUCKET_MIN_PARAMS", "BUCKET_PARAMS_PER_DP_RANK"]
 
 
 def overlap_exposed_s(ctx: Context, t_comm, t_compute):
@@ -103,7 +103,22 @@ def ep_all_to_all_s(ctx: Context, lay: Layout):
                                                outer_scale=scale)
          + collectives.hierarchical_all_to_all_s(a2a_bytes * 2.0, ep, ep_in, ctx.scaleup, ctx.scaleout,
                                                  outer_scale=scale))
-    return np.where(ep > 1, t, 0.0)
+    return np.where(ep > 1, t + expert_tp_gather_s(ctx, lay), 0.0)
+
+
+def expert_tp_gather_s(ctx: Context, lay: Layout):
+    """TP all-gather of the received rows after the dispatch and reduce-scatter before the combine, one MoE layer's
+    forward, where the experts are split over TP with EP > 1 (:attr:`.stack.Stack.uniform_expert_tp`, Megatron-Core
+    before ``expert_tensor_parallel_size``): each GPU receives its TP group's ``top_k`` routed copies of every token
+    with ``1/tp`` of the hidden dimension and gathers the rest (``all_gather_last_dim_from_tensor_parallel_region``),
+    ``tokens x top_k x d_model`` BF16 values (times the busiest rank's load factor) per collective; the backward runs
+    the reverse pair. 0 where the experts are not TP-split (``etp`` 1) or there is no TP."""
+    s, tp = ctx.s, lay.tp
+    rows = lay.tokens * s.top_k * ctx.stack.moe_load_factor
+    tp_in = np.gcd(tp.astype(np.int64), lay.domain_block)
+    t = 2 * collectives.hierarchical_reduce_scatter_s(rows * s.d_model * ACTIVATION_BYTES, tp, tp_in, ctx.scaleup,
+                                                      ctx.scaleout)
+    return np.where((lay.ep > 1) & (lay.etp > 1) & (tp > 1), t, 0.0)
 
 
 def ep_exposed_s(ctx: Context, t_all_to_all, compute_f, compute_b):

@@ -239,11 +239,14 @@ class Layout:
     layers_per_stage: np.ndarray
     domain_block: np.ndarray
 
+    uniform_etp: bool = False
+
     @property
     def etp(self) -> np.ndarray:
         """Expert tensor parallelism: 1 where the experts are spread over an EP group, the TP size where there is no
-        expert parallelism (``ep == 1``; :func:`.memory.params_per_gpu` says why)."""
-        return np.where(self.ep == 1, self.tp, 1.0)
+        expert parallelism (``ep == 1``; :func:`.memory.params_per_gpu` says why) or where the stack splits the experts
+        over TP whatever the EP (``uniform_etp``, :attr:`.stack.Stack.uniform_expert_tp`)."""
+        return np.where((self.ep == 1) | self.uniform_etp, self.tp, 1.0)
 
 
 def layout(ctx: Context, c: Mapping[str, np.ndarray]) -> Layout:
@@ -257,7 +260,7 @@ def layout(ctx: Context, c: Mapping[str, np.ndarray]) -> Layout:
     block = np.where(stage * pp <= ctx.domain, stage, np.gcd(stage, int(ctx.domain)))
     return Layout(tp, pp, dp, cp, ep, mb, v, rc, zero, tokens=mb * ctx.seq_len / cp,
                   microbatches=ctx.batch_seqs / (dp * mb), layers_per_chunk=n_vs, layers_per_stage=n_vs * v,
-                  domain_block=block)
+                  domain_block=block, uniform_etp=bool(ctx.stack.uniform_expert_tp))
 
 
 def format_layout(parallelism: dict | None) -> str:

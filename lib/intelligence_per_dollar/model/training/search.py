@@ -122,6 +122,8 @@ def complete(ctx: Context, c: Mapping[str, np.ndarray], grid: Mapping[str, list[
     c = _keep(c, ok)
     c = _cross(c, "ep", grid["ep"])
     c = _keep(c, (c["tp"] * c["cp"] * c["dp"]) % c["ep"] == 0)
+    if ctx.stack.uniform_expert_tp:       # experts split over TP: the EP group is one TP rank's DP x CP peers
+        c = _keep(c, (c["cp"] * c["dp"]) % c["ep"] == 0)
     c = _cross(c, "zero", grid["zero"])
     c = _keep(c, (c["zero"] != 3) | (c["pp"] == 1))
     c = _cross(c, "recompute", grid["recompute"])

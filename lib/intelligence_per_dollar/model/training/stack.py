@@ -208,6 +208,17 @@ class Stack:
     (:func:`~.communication.data_parallel_s`). None: Megatron-Core's default, ``max(40e6, 1e6 x dp_cp)``
     over the data- and context-parallel group (``distributed_data_parallel.py``); DeepSpeed ZeRO's
     ``reduce_bucket_size`` defaults to 5e8 elements (``deepspeed/runtime/zero/config.py``).
+    ``uniform_expert_tp``: the routed experts are split over the TP group even where EP > 1 (expert tensor
+    parallelism = TP), as Megatron-Core did before ``expert_tensor_parallel_size`` decoupled them (core 0.10, late
+    2024; MegaScale-MoE, arXiv 2505.11432, section 6.1: Megatron-LM's "requirement of a uniform TP size across all
+    components") and still does where a recipe leaves that size unset (it defaults to the TP size). Its all-to-all
+    dispatcher then sends each token's hidden dimension split over TP and all-gathers the received rows over the TP
+    group before the expert GEMMs (and reduce-scatters them before the combine): ``MoEAlltoAllTokenDispatcher``
+    ``token_permutation``, "Perform tensor parallel AllGather on the hidden dimension to obtain the input tokens.
+    global_input_tokens: [SEQL, H/TP] -> [SEQL, H]" (:func:`~.communication.ep_all_to_all_s`); the EP group runs over
+    the data-parallel ranks of one TP rank, so EP divides ``dp x cp`` (:func:`~.search.complete`). False: current
+    Megatron-Core / Megatron-Bridge recipes (``expert_tensor_parallel_size=1``), where each TP rank dispatches its own
+    sequence-parallel share of the tokens.
     """
 
     flash_attention: bool = True
@@ -248,6 +259,7 @@ class Stack:
     fused_elementwise: bool = True
     fused_projections: bool = True
     fsdp_copies: str = "none"
+    uniform_expert_tp: bool = False
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -256,7 +268,7 @@ class Stack:
         if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
             raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
-        for name in ("fused_elementwise", "fused_projections"):
+        for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: True, False")
         if not (self.param_gather_overlap is None or isinstance(self.param_gather_overlap, (bool, np.bool_))):
