@@ -93,7 +93,9 @@ def test_training_chapter_default(report_records):
     # 21.6% blind: twenty-five runs short; 10.58% once session 47 priced the loss's traffic and nanotron's split:
     # nineteen runs short; 10.61% over 979 with set 95's Apertus, Vocabulary Parallelism and NeMo launcher rows,
     # 11.0% blind: twenty runs short; 10.82% over 1,014 with set 96's FP8-LM, MegaScale-MoE, Lambda, Together, ATorch,
-    # MarinFold and BioNeMo rows, 20.1% blind: twenty-seven runs short);
+    # MarinFold and BioNeMo rows, 20.1% blind: twenty-seven runs short; 10.82% once session 48 split older Megatron's
+    # experts over TP; 10.80% over 1,053 with set 97's dgxc-benchmarking NeMo / MaxText, MaxText A3, FlagPerf and
+    # OLMo-core rows, 9.9% blind: twenty-six runs short);
     # they sat at 10.0-10.2% since set 32's functional Megatron-Bridge runs, sanity
     # checks at +0% to +1,868%, joined. The chapter prints the target beside the value.
     assert rec["validation_dev_median_abs_error"] <= 0.10
