@@ -42,6 +42,12 @@ MBRIDGE_PERF = replace(training.MEGATRON_CORE, grad_bytes=2.0)
 MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2",
                           fused_cross_entropy=False, loss="megatron")
 
+#: Megatron-LM (core v0.6, 2024) as BAAI's FlagPerf launch scripts run it: Transformer Engine layers, sequence
+#: parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce; a MoE's experts
+#: split over TP whatever the EP (core 0.6 predates expert_tensor_parallel_size: ``Stack.uniform_expert_tp``).
+MEGATRON_LM_2024 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, fused_cross_entropy=False,
+                           loss="megatron", uniform_expert_tp=True)
+
 #: NeMo AutoModel (2025-26) as its MoE benchmark configs run it: PyTorch FSDP2 with BF16 parameters stepped in place
 #: (no fp32 master; Adam's moments in BF16) and the loss on BF16 logits (``fp32_upcast: false``); see ``automodel-te``.
 #: Its MoE benchmark configs dispatch with DeepEP (``*_te_deepep.yaml``): one copy per destination (``ep_dedup``).
@@ -136,11 +142,10 @@ STACKS = {
     "mlperf-2026-moe": replace(training.MEGATRON_CORE, ep_overlap=True, moe_host_sync=False, moe_expert_sort=False,
                                moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     "nemo-2025-fp8cs": replace(training.MEGATRON_CORE, fp8_current_scaling=True),
-    # Megatron-LM (core v0.6, 2024) as BAAI's FlagPerf launch scripts run it: Transformer Engine layers, sequence
-    # parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce; a MoE's experts
-    # split over TP whatever the EP (core 0.6 predates expert_tensor_parallel_size: Stack.uniform_expert_tp)
-    "megatron-lm-2024": replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False,
-                                 fused_cross_entropy=False, loss="megatron", uniform_expert_tp=True),
+    "megatron-lm-2024": MEGATRON_LM_2024,
+    # the same trained on real data with natural routing (a run that logs its load-balancing loss, not
+    # force-balanced): the book's central load factor, as mbridge-2026-natural
+    "megatron-lm-2024-natural": replace(MEGATRON_LM_2024, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
     "megatron-lm-2024-fa2": replace(MEGATRON_LM_FA2, uniform_expert_tp=True),
     # the Zero Bubble paper's Megatron-LM fork (Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and
@@ -258,6 +263,7 @@ STACK_FAMILIES = {
     "mbridge-2026-natural": "Megatron-Core / NeMo", "pai-megatron-2025-alltoall": "Megatron-Core / NeMo",
     "pai-megatron-2025-alltoall-tp-overlap": "Megatron-Core / NeMo", "pai-megatron-2025-deepep": "Megatron-Core / NeMo",
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
+    "megatron-lm-2024-natural": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo", "zero-bubble-2024": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "flash-attn-2023": "FSDP (torch-native)",
     "fsdp1-fused-ce": "FSDP (torch-native)", "mbridge-2026-unfused-ce": "Megatron-Core / NeMo",
