@@ -91,7 +91,8 @@ def _remote_copy_scale(top_k: int, ep, ep_in):
 def ep_all_to_all_s(ctx: Context, lay: Layout):
     """Expert-parallel all-to-all time of one MoE layer's forward: dispatch (FP8 when training in
     FP8/FP4) + combine (BF16) of ``top_k`` copies of each token, times the busiest rank's load
-    factor; 0 for a dense model or without EP."""
+    factor, plus the TP gather and scatter of the received rows where the experts are split over TP
+    (:func:`expert_tp_gather_s`); 0 for a dense model or without EP."""
     s, ep = ctx.s, lay.ep
     if not architecture.moe_layers(s):
         return 0.0

@@ -121,9 +121,9 @@ def complete(ctx: Context, c: Mapping[str, np.ndarray], grid: Mapping[str, list[
     ok &= pp * v <= s.layers + 2
     c = _keep(c, ok)
     c = _cross(c, "ep", grid["ep"])
-    c = _keep(c, (c["tp"] * c["cp"] * c["dp"]) % c["ep"] == 0)
-    if ctx.stack.uniform_expert_tp:       # experts split over TP: the EP group is one TP rank's DP x CP peers
-        c = _keep(c, (c["cp"] * c["dp"]) % c["ep"] == 0)
+    # EP is carved out of the TP x CP x DP ranks; with the experts split over TP, out of one TP rank's DP x CP peers
+    ep_peers = c["cp"] * c["dp"] * (1 if ctx.stack.uniform_expert_tp else c["tp"])
+    c = _keep(c, ep_peers % c["ep"] == 0)
     c = _cross(c, "zero", grid["zero"])
     c = _keep(c, (c["zero"] != 3) | (c["pp"] == 1))
     c = _cross(c, "recompute", grid["recompute"])
