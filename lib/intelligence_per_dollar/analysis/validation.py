@@ -163,8 +163,11 @@ STACKS = {
     # collective (src/nanotron/optim/zero.py ``_all_gather_params``), not overlapped with the next forward
     # Its pipeline engine splits the layers and the LM head over the ranks by compute cost (``cost_balanced_split``:
     # src/nanotron/models/base.py ``build_model``, ``get_block_compute_costs`` in models/llama.py; read 2026-12-06)
+    # Its fp32 accumulation is a pass of its own after every micro-batch's backward, 10 bytes per local parameter
+    # (``Stack.grad_accumulation_bytes``: FP32GradientAccumulator's ``fp32_grad.add_(half_param.grad)``; Megatron's
+    # weight-gradient GEMM accumulates into main_grad itself; read 2026-12-07)
     "nanotron-2025": replace(MEGATRON_LM_FA2, grad_reduce_bytes=4.0, dp_overlap=True, param_gather_overlap=False,
-                             dp_bucket_params=12.5e6, cost_balanced_split=True),
+                             dp_bucket_params=12.5e6, cost_balanced_split=True, grad_accumulation_bytes=10.0),
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),

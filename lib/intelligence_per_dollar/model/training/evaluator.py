@@ -114,7 +114,8 @@ def evaluate(ctx: Context, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
     stage = pipeline.stage_times(ctx, lay, dense, moe, compute.lm_head_s(ctx, lay),
                                  communication.pipeline_p2p_s(ctx, lay))
     t_dp = communication.data_parallel_s(ctx, lay, params, stage.forward_s, stage.backward_s)
-    t_opt = optimizer.step_s(ctx, lay, params)
+    # the optimizer's share of the step: its update and the gradient-accumulation passes that feed it
+    t_opt = optimizer.step_s(ctx, lay, params) + optimizer.grad_accumulation_s(ctx, lay, params)
     tp = lay.tp
     host_fits = mem.host_offload <= (ctx.acc.host_memory_bytes or np.inf)
     return {"step_time_s": stage.pipeline_s + t_dp + t_opt, "memory_per_gpu_bytes": mem.total,

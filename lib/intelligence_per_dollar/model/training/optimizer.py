@@ -12,7 +12,8 @@ import numpy as np
 from intelligence_per_dollar.model.training.context import Context, Layout
 from intelligence_per_dollar.model.training.memory import WEIGHT_BYTES, ParamsPerGPU
 
-__all__ = ["OPTIMIZER_STEP_BYTES_PER_PARAM", "step_bytes_per_param", "updated_params", "step_s"]
+__all__ = ["OPTIMIZER_STEP_BYTES_PER_PARAM", "step_bytes_per_param", "updated_params", "step_s",
+           "grad_accumulation_s"]
 
 #: Bytes moved through HBM per local parameter by a fused Adam step of the default stack: read/write master, m, v
 #: (3 x 8), read the fp32 gradient (4), write the bf16 weight (2); :func:`step_bytes_per_param` for any stack.
@@ -38,3 +39,12 @@ def updated_params(lay: Layout, params: ParamsPerGPU):
 def step_s(ctx: Context, lay: Layout, params: ParamsPerGPU):
     """Seconds of one optimizer step on one GPU (HBM-bound)."""
     return updated_params(lay, params) * step_bytes_per_param(ctx.stack) / ctx.hbm_effective_bytes_per_s
+
+
+def grad_accumulation_s(ctx: Context, lay: Layout, params: ParamsPerGPU):
+    """Seconds per step of the gradient-accumulation passes outside the GEMMs: every micro-batch moves
+    ``Stack.grad_accumulation_bytes`` per local parameter (all of the stage's parameters, dense and expert,
+    whatever the ZeRO stage shards later) through HBM on the compute stream, at the memory-bound rate.
+    nanotron's ``FP32GradientAccumulator`` (``src/nanotron/optim/gradient_accumulator.py``: ``fp32_grad.add_(
+    half_param.grad)`` after each backward) moves 10 bytes; Megatron's fused weight-gradient accumulation none."""
+    return lay.microbatches * params.total * ctx.stack.grad_accumulation_bytes / ctx.hbm_effective_bytes_per_s

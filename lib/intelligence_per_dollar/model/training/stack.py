@@ -219,6 +219,14 @@ class Stack:
     the data-parallel ranks of one TP rank, so EP divides ``dp x cp`` (:func:`~.search.complete`). False: current
     Megatron-Core / Megatron-Bridge recipes (``expert_tensor_parallel_size=1``), where each TP rank dispatches its own
     sequence-parallel share of the tokens.
+    ``grad_accumulation_bytes``: HBM bytes per local parameter that a gradient-accumulation pass outside the GEMMs
+    moves every micro-batch (:func:`~.optimizer.grad_accumulation_s`). 0 where the weight-gradient GEMM accumulates
+    into the fp32 buffer itself (Megatron-LM / Megatron-Core ``gradient_accumulation_fusion``, on by default: the
+    wgrad GEMM runs with ``beta = 1`` into ``main_grad``), or where no separate pass exists. nanotron's
+    ``FP32GradientAccumulator`` (``accumulate_grad_in_fp32``; ``src/nanotron/optim/gradient_accumulator.py``) adds
+    each parameter's BF16 gradient into its fp32 buffer after every micro-batch's backward (``fp32_grad.add_(
+    half_param.grad)``, in ``backward`` or in its DDP communication hook ``fp32_accum_hook``): 2 bytes read, 4 read
+    and 4 written, 10 bytes, for every local parameter (ZeRO-1 keeps the full fp32 gradient buffer).
     """
 
     flash_attention: bool = True
@@ -260,6 +268,7 @@ class Stack:
     fused_projections: bool = True
     fsdp_copies: str = "none"
     uniform_expert_tp: bool = False
+    grad_accumulation_bytes: float = 0.0
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -290,6 +299,9 @@ class Stack:
                     or not lo <= v <= hi:
                 none = " or None" if name == "dp_bucket_params" else ""
                 raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]{none}")
+        v = self.grad_accumulation_bytes
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 <= v <= 32:
+            raise ValueError(f"Stack grad_accumulation_bytes={v!r} must be a number in [0, 32]")
         for name, hi in (("grad_bytes", 8), ("grad_reduce_bytes", 8), ("optimizer_state_bytes", 16)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= hi:
