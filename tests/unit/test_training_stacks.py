@@ -769,3 +769,27 @@ def test_a_chunked_loss_holds_one_chunk_of_logits():
     assert est(chunked_stack, 1).memory_per_gpu_bytes == est(whole_stack, 1).memory_per_gpu_bytes
     with pytest.raises(ValueError, match="loss_chunk_tokens=-1"):
         replace(training.FSDP2, loss_chunk_tokens=-1)
+
+
+def test_nemo_launcher_2024_runs_take_flash_attn_2_on_hopper():
+    """NeMo-Framework-Launcher exported NVTE_FUSED_ATTN=0 to its jobs until its PR 422 (2024-08-29), so Transformer
+    Engine ran flash-attn 2 where it would pick cuDNN on Hopper: ``nemo-2024-launcher`` is ``nemo-2024`` with the FA2
+    kernel, which slows attention on H100 by FA2_OVER_VENDOR and changes nothing on A100 (FA2 is Ampere's best). Its
+    rows are the NeMo tables of that period, all on H100 (the launcher README's and the NeMo docs' 24.03-24.07)."""
+    launcher, nemo = validation.STACKS["nemo-2024-launcher"], validation.STACKS["nemo-2024"]
+    assert launcher == replace(nemo, attention_kernel="fa2") and nemo.attention_kernel == "vendor"
+    assert validation.STACK_FAMILIES["nemo-2024-launcher"] == validation.STACK_FAMILIES["nemo-2024"]
+    core = {}
+    for acc in ("H100-SXM", "A100-80GB"):
+        for name, stack in (("launcher", launcher), ("nemo", nemo)):
+            ctx = training.make_context("Llama-3.1-8B", acc, "bf16", 8192, 8192 * 64, stack, "central", False)
+            lay = context.layout(ctx, {k: np.asarray([v]) for k, v in {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1,
+                                 "microbatch": 1, "interleave": 1, "recompute": 0, "zero": 1}.items()})
+            # one layer; the kernels' fixed launch time (3 per ring step) does not scale with the kernel's rate
+            core[acc, name] = sum(compute.attention_core_s(ctx, lay))[0] - 3 * ctx.ceil.kernel_overhead_s
+    assert core["H100-SXM", "launcher"] == pytest.approx(core["H100-SXM", "nemo"] / compute.FA2_OVER_VENDOR, rel=1e-9)
+    assert core["A100-80GB", "launcher"] == pytest.approx(core["A100-80GB", "nemo"], rel=1e-12)
+    rows = [c for c in validation.runs() if c["stack"] == "nemo-2024-launcher"]
+    assert len(rows) == 48 and {getattr(c["accelerator"], "id", c["accelerator"]) for c in rows} == {"H100-SXM"}
+    urls = [c["provenance"].source_url for c in rows]
+    assert all("NeMo-Framework-Launcher" in u or "docs/source/performance" in u for u in urls)
