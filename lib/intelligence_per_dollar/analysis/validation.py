@@ -67,20 +67,21 @@ _BF16_STATES = {"grad_bytes": 2.0, "optimizer_state_bytes": 6.0}
 #: scatter/gather) and runs plain 1F1B.
 DEEPSPEED_2021 = replace(training.MEGATRON_2021, p2p_scatter_gather=False)
 
+#: NeMo 2024 (NeMo 2's ``GPTConfig``: ``cross_entropy_loss_fusion=True`` with Megatron-Core's default
+#: ``cross_entropy_fusion_impl="native"``, the compiled fusion; Transformer Engine's kernel came in 2025).
+_NEMO_2024 = replace(training.MEGATRON_CORE, fused_cross_entropy=False, loss="megatron-fused")
+
 #: Software stacks named in the runs file (facts about each framework version).
 STACKS = {
     "megatron-2021": training.MEGATRON_2021,
     "megatron-2022-sp": replace(training.MEGATRON_2021, sequence_parallel=True),
-    # NeMo 2024 (NeMo 2's ``GPTConfig``: ``cross_entropy_loss_fusion=True`` with Megatron-Core's default
-    # ``cross_entropy_fusion_impl="native"``, the compiled fusion; Transformer Engine's kernel came in 2025)
-    "nemo-2024": replace(training.MEGATRON_CORE, fused_cross_entropy=False, loss="megatron-fused"),
+    "nemo-2024": _NEMO_2024,
     # NeMo run through NeMo-Framework-Launcher in 2024 until its PR 422 ("enable fused attention", merged 2024-08-29):
     # the launcher exported ``NVTE_FUSED_ATTN=0`` to every job (``launcher_scripts/conf/config.yaml`` @01d0773,
     # container nemo:24.03.01, ``env_vars``: "Disable cudnn FA until we've tested it more"), so Transformer Engine ran
     # its FlashAttention backend, flash-attn 2, where from TE 1.2 it would pick cuDNN on Hopper (TE PR 497). The
     # NeMo performance tables of 24.03-24.07 and the launcher's README tables of early 2024 and 24.05 ran this way.
-    "nemo-2024-launcher": replace(training.MEGATRON_CORE, fused_cross_entropy=False, loss="megatron-fused",
-                                  attention_kernel="fa2"),
+    "nemo-2024-launcher": replace(_NEMO_2024, attention_kernel="fa2"),
     # Karpathy's llm.c (hand-written CUDA: cuDNN flash attention, ZeRO-1 with the gradient reduction overlapped, its
     # ``fused_classifier`` kernel computing the softmax, the loss and the logits' gradient in one pass, in place): the
     # Megatron-Core preset, whose single-pass fused cross entropy it shares
@@ -264,7 +265,8 @@ STACKS = {
 STACK_FAMILIES = {
     "megatron-2021": "Megatron 2021-22", "megatron-2022-sp": "Megatron 2021-22", "deepspeed-2021": "Megatron 2021-22",
     "gpt-neox-2023": "Megatron 2021-22", "flash-attn-2022": "FSDP (torch-native)",
-    "nemo-2024": "Megatron-Core / NeMo", "nemo-2024-launcher": "Megatron-Core / NeMo", "llm-c-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
+    "nemo-2024": "Megatron-Core / NeMo", "nemo-2024-launcher": "Megatron-Core / NeMo",
+    "llm-c-2024": "Megatron-Core / NeMo", "mbridge-2026": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs": "Megatron-Core / NeMo", "nemo-2025-fp8cs": "Megatron-Core / NeMo",
     "mbridge-2026-fp8cs-alltoall": "Megatron-Core / NeMo", "mbridge-2026-alltoall": "Megatron-Core / NeMo",
     "mbridge-2026-actoffload": "Megatron-Core / NeMo", "mbridge-2026-a2a-overlap": "Megatron-Core / NeMo",

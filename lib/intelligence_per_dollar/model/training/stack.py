@@ -291,7 +291,8 @@ class Stack:
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
         for name, lo, hi in (("moe_load_factor", 1.0, 4.0), ("fp4_kept_layer_fraction", 0.0, 1.0),
                              ("ceiling_scale", 0.1, 2.0), ("host_op_s", 0.0, 1e-3), ("dp_bucket_params", 1e3, 1e12),
-                             ("loss_chunk_tokens", 0.0, 1e9)):                # 0: the loss unchunked
+                             ("loss_chunk_tokens", 0.0, 1e9),                 # 0: the loss unchunked
+                             ("grad_accumulation_bytes", 0.0, 32.0)):
             v = getattr(self, name)
             if v is None and name == "dp_bucket_params":      # None: Megatron-Core's default bucket
                 continue
@@ -299,9 +300,6 @@ class Stack:
                     or not lo <= v <= hi:
                 none = " or None" if name == "dp_bucket_params" else ""
                 raise ValueError(f"Stack {name}={v!r} must be a number in [{lo:g}, {hi:g}]{none}")
-        v = self.grad_accumulation_bytes
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 <= v <= 32:
-            raise ValueError(f"Stack grad_accumulation_bytes={v!r} must be a number in [0, 32]")
         for name, hi in (("grad_bytes", 8), ("grad_reduce_bytes", 8), ("optimizer_state_bytes", 16)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0 < v <= hi:
