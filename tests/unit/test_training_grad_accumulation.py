@@ -61,8 +61,9 @@ def test_step_grows_by_the_pass_and_scales_with_the_micro_batches():
 
 
 def test_only_nanotron_carries_the_pass():
-    """nanotron's accumulator is a pass of its own; the Megatron, FSDP and DeepSpeed presets fuse or skip it."""
-    assert NANO.grad_accumulation_bytes == 10.0
-    others = {k: v for k, v in validation.STACKS.items() if k != "nanotron-2025"}
+    """nanotron's accumulator is a pass of its own (and of the Fast-LLM row's nanotron stand-in); the Megatron, FSDP
+    and DeepSpeed presets fuse or skip it."""
+    assert NANO.grad_accumulation_bytes == 10.0 == validation.STACKS["fast-llm-2025"].grad_accumulation_bytes
+    others = {k: v for k, v in validation.STACKS.items() if k not in ("nanotron-2025", "fast-llm-2025")}
     assert all(st.grad_accumulation_bytes == 0.0 for st in others.values())
     assert all(st.grad_accumulation_bytes == 0.0 for st in training.STACKS.values())

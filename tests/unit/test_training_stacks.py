@@ -352,12 +352,13 @@ def test_nanotron_reduces_fp32_gradient_buckets_in_backward_and_gathers_after_th
     Engine) except for its data-parallel traffic: the DDP hook reduce-scatters fp32 gradient buckets of 25 MB of BF16
     gradients during backward (optim/gradient_accumulator.py), and ZeroDistributedOptimizer.step gathers the updated
     parameters in one blocking all-gather (optim/zero.py); its FP32GradientAccumulator adds the BF16 gradients into the
-    fp32 buffer in a pass of its own every micro-batch. Its runs are grouped apart from Megatron-Core's. (FlagScale's
-    core 0.6 also splits a MoE's experts over TP, ``uniform_expert_tp``; nanotron's runs here are dense.)"""
+    fp32 buffer in a pass of its own every micro-batch; its SwiGLU runs as eager ops and its attention copies q, k and
+    v between layouts. Its runs are grouped apart from Megatron-Core's. (FlagScale's core 0.6 also splits a MoE's
+    experts over TP, ``uniform_expert_tp``; nanotron's runs here are dense.)"""
     nano, flag = validation.STACKS["nanotron-2025"], validation.STACKS["megatron-lm-2024-fa2"]
     assert replace(nano, grad_reduce_bytes=2.0, dp_overlap=False, param_gather_overlap=None,
                    dp_bucket_params=None, cost_balanced_split=False, uniform_expert_tp=True,
-                   grad_accumulation_bytes=0.0) == flag
+                   grad_accumulation_bytes=0.0, fused_activation=None, qkv_layout_copies=False) == flag
     assert nano.grad_reduce_bytes == 4.0 and nano.dp_bucket_params == 12.5e6 and nano.param_gather_overlap is False
     assert nano.grad_accumulation_bytes == 10.0
     assert validation.STACK_FAMILIES["nanotron-2025"] == "nanotron"

@@ -259,9 +259,11 @@ def test_held_out_cases_median(table):
     Set 98 (Megatron-Kwai's H800 runs, PaddlePaddle's A100 tables, FlagPerf's DeepSpeed Baichuan2-13B, nanoGPT and
     Megatron-Bridge threads): 14.1% blind over 33, merged unchanged: all 1,086 predicted: 10.82% (514 of 1,086 within
     10%), the target missed by twenty-nine runs. The NeMo launcher's 2024 runs on flash-attn 2, as its config set
-    (``nemo-2024-launcher``): 10.53% (525 of 1,086 within 10%), eighteen runs short. The bound records that state."""
+    (``nemo-2024-launcher``): 10.53% (525 of 1,086 within 10%), eighteen runs short. Session 50 priced nanotron's eager
+    SwiGLU and attention layout copies (``fused_activation``, ``qkv_layout_copies``): 10.50% (529 of 1,086 within 10%),
+    fourteen runs short. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1086 and held.error.count() == 1086 and held.error.abs().median() <= 0.106
+    assert len(held) == 1086 and held.error.count() == 1086 and held.error.abs().median() <= 0.1055
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -359,7 +361,9 @@ def test_held_out_cases_median(table):
     # rows ran without torch.compile (stack torchtitan-fsdp2-eager): H100 7B +32% -> +15%, 34B / 70B +10% / +6% ->
     # +3% / +1%; A100 7B +8% -> -2%, 34B / 70B -5% / -11% -> -10% / -15% (group 9.0% / 32% -> 6.5% / 15%)
     ("heldout18-kempnerforge-h200", 0.11, 0.285), ("heldout18-kempnerforge-scale", 0.015, 0.225),
-    ("heldout18-ibm-fsdp", 0.07, 0.16),
+    # Session 50: its eager GatedLinearUnit splits the merged gate/up output, whose backward concatenates the two
+    # gradient halves (compute.GATE_UP_SPLIT_BWD_BYTES): 6.99% / 15.8% -> 7.4% / 16.1%
+    ("heldout18-ibm-fsdp", 0.075, 0.165),
     # set 19, merged at its blind error: every row's step a little short in the model. dgxc-benchmarking's GPT-3 175B
     # (TP4 PP8 VP12) on 128-2,048 H100 6-13% (FP8 more than BF16), its Llama 3.1 8B (CP2) on 8-128 H100 within 6%;
     # Nemotron-4 340B's production stage on 6,144 H100 (micro-batch and interleave unstated, searched) 19% short;
@@ -469,7 +473,9 @@ def test_held_out_cases_median(table):
     # Hugging Face's July-2024 nanotron bench_cluster sweep of a 1B Llama (24 layers, d 2048, MHA) on 8-64 H100:
     # TP / DP alone +24% to +36%, with pipeline stages +69% / +105%, TP8 x PP8 on 64 GPUs 5.4x, TP8 at micro-batch 32
     # (3.5x below the same layout at 8, as logged) 4.4x
-    ("heldout90-fast-llm", 0.155, 0.155), ("heldout90-nanotron-bench-cluster", 0.51, 3.825),
+    # (session 50: nanotron's eager SwiGLU and attention layout copies, bench-cluster 49.9% / 3.82x -> 41.8% / 3.65x;
+    # Fast-LLM on its own stand-in without them, fast-llm-2025, unchanged)
+    ("heldout90-fast-llm", 0.155, 0.155), ("heldout90-nanotron-bench-cluster", 0.42, 3.65),
     # set 92, merged with the stacks the rows state: MLPerf v6.0 Oracle's Llama 3.1 8B NVFP4 on 8 / 72 GB300 and
     # GPT-OSS-20B MXFP8 on 8 GB300 within 6.4%, Quanta's 8 B300 -0.5%; torchtitan's DeepSeek-V3 with multi-token
     # prediction on 256 GB300 14% / 26% short (the MTP layer is not in the spec); on 8 B200: pith-train's torchtitan
@@ -493,7 +499,8 @@ def test_held_out_cases_median(table):
     # set 94: the nanotron sweep's non-best layouts on 8-512 H100 (one early step each): -29% to +51% but for the
     # 1.34B model at micro-batch 1 on 64-256 GPUs (2.5-4.4x: 2.7-7.4x below the same model on 8-32 GPUs) and the 3.57B
     # on 256 GPUs (+65%)
-    ("heldout94-nanotron-sweep-modadd", 0.155, 3.165),
+    # (session 50: nanotron's eager SwiGLU and attention layout copies, 12.2% / 3.06x -> 9.5% / 2.82x)
+    ("heldout94-nanotron-sweep-modadd", 0.10, 2.83),
     # set 95 (predicted at 6ea4576, merged unchanged): Apertus on 1,024-4,096 GH200 (8k-32k context extension and
     # pretraining -4% to +34%; the 64k runs +75% / +208%), the Vocabulary Parallelism paper's 1F1B baselines on 8-32
     # A100 (-17% to +10%: the 256k-vocabulary rows of the 21B model 16-17% slow), NeMo-Framework-Launcher's 24.05
@@ -598,7 +605,8 @@ def test_held_out_cases_median(table):
     # 80B rows +19% to +51% and 3.0x on 32 GPUs; the 1.34B / 3.57B rows on 512 GPUs 3.9x / 2.8x)
     # (session 40: nanotron's fp32 gradient buckets reduced in backward and its parameter gather after the step, 0.19 ->
     # 0.187 / 2.88 -> 2.81)
-    ("heldout44-nanotron-playbook", 0.155, 2.505),
+    # (session 50: nanotron's eager SwiGLU and attention layout copies, 9.3% / 2.47x -> 6.4% / 2.25x)
+    ("heldout44-nanotron-playbook", 0.07, 2.26),
     # set 46, merged at its blind error: MLPerf v4.0 GPT-3 175B step times on 512 / 11,616 H100 (+5% / +3%), NeMo
     # AutoModel's Llama 3.1 70B on 64 H100 (17% short), Megatron-Bridge's Qwen3-8B card (pretraining +7%, its
     # functional SFT items 3.8x / 13x: 102 and 34 model TFLOP/s/GPU measured, "sanity checks" in the card's words)
@@ -629,7 +637,7 @@ def test_held_out_cases_median(table):
     ("heldout60-together-b200-n4-15b", 0.15, 0.265), ("heldout60-together-b200-k8s", 0.335, 0.335),
     # set 62, merged at its blind error: MaxText log lines of gpu-recipes, SmolLM3's production run (nanotron on 384
     # H100: +19% until session 40 priced nanotron's own data-parallel traffic, +10%)
-    ("heldout62-gpurecipes-maxtext", 0.085, 0.14), ("heldout62-smollm3", 0.065, 0.065),
+    ("heldout62-gpurecipes-maxtext", 0.085, 0.14), ("heldout62-smollm3", 0.015, 0.015),
     # set 64, merged at its blind error: the degrading B200 fabric's 405B row and the DeepSeek-V3 row without a layout
     # (+178%; +183% once session 38 split experts over TP at EP1, which the search then takes: TP8 PP8 EP1)
     ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.63, 1.63),

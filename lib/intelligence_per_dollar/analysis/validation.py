@@ -42,6 +42,12 @@ MBRIDGE_PERF = replace(training.MEGATRON_CORE, grad_bytes=2.0)
 MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2",
                           fused_cross_entropy=False, loss="megatron")
 
+#: nanotron v0.5's data-parallel physics on :data:`MEGATRON_LM_FA2` (stack ``nanotron-2025``, where its comments give the
+#: sources): fp32 gradient buckets of 12.5e6 parameters reduce-scattered during backward, the updated parameters
+#: gathered in one collective after the step, the compute-cost pipeline split, fp32 accumulation in a pass of its own.
+_NANOTRON_DP = replace(MEGATRON_LM_FA2, grad_reduce_bytes=4.0, dp_overlap=True, param_gather_overlap=False,
+                       dp_bucket_params=12.5e6, cost_balanced_split=True, grad_accumulation_bytes=10.0)
+
 #: Megatron-LM (core v0.6, 2024) as BAAI's FlagPerf launch scripts run it: Transformer Engine layers, sequence
 #: parallelism and the distributed optimizer, but no --tp-comm-overlap and no --overlap-grad-reduce; a MoE's experts
 #: split over TP whatever the EP (core 0.6 predates expert_tensor_parallel_size: ``Stack.uniform_expert_tp``).
@@ -174,8 +180,16 @@ STACKS = {
     # Its fp32 accumulation is a pass of its own after every micro-batch's backward, 10 bytes per local parameter
     # (``Stack.grad_accumulation_bytes``: FP32GradientAccumulator's ``fp32_grad.add_(half_param.grad)``; Megatron's
     # weight-gradient GEMM accumulates into main_grad itself; read 2026-12-07)
-    "nanotron-2025": replace(MEGATRON_LM_FA2, grad_reduce_bytes=4.0, dp_overlap=True, param_gather_overlap=False,
-                             dp_bucket_params=12.5e6, cost_balanced_split=True, grad_accumulation_bytes=10.0),
+    # Its Llama block fuses the norms (TritonRMSNorm) and the rotary embedding (flash-attn's Triton kernel) but runs
+    # the SwiGLU as eager ops on the merged gate/up output (``Stack.fused_activation`` False: ``GLUActivation``), and
+    # copies q, k and v between layouts around the rotary and attention kernels (``Stack.qkv_layout_copies``:
+    # ``CausalSelfAttention.forward``, src/nanotron/models/llama.py; read 2026-12-07)
+    "nanotron-2025": replace(_NANOTRON_DP, fused_activation=False, qkv_layout_copies=True),
+    # ServiceNow's Fast-LLM on the nanotron stand-in (its own data-parallel trainer, gradients reduced in buckets during
+    # backward, parameters gathered after the step) but with its own Triton kernels: a fused activation and no
+    # layout copies (fast_llm/functional/triton/mlp.py, normalization.py and rotary.py: Triton kernels for the gated
+    # MLP activation, the norms and the rotary embedding; read 2026-12-07)
+    "fast-llm-2025": _NANOTRON_DP,
     # DeepSeek-V3's own stack (arXiv 2412.19437 section 3.2): DualPipe, all-to-all fully overlapped
     # with computation, real (not force-balanced) routing: the book's central load factor
     "deepseek-v3": replace(training.DEEPSEEK_V3, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
@@ -292,7 +306,7 @@ STACK_FAMILIES = {
     "llm-foundry-2023": "FSDP (torch-native)",
     "llm-foundry-2023-pure": "FSDP (torch-native)",
     "deepseek-v3": "in-house production", "meta-llama3-4d": "in-house production",
-    "pytorch-eager": "measured here (PyTorch)", "nanotron-2025": "nanotron",
+    "pytorch-eager": "measured here (PyTorch)", "nanotron-2025": "nanotron", "fast-llm-2025": "nanotron",
 }
 
 

@@ -20,7 +20,9 @@ __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
            "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
            "elementwise_s", "memory_bound_s", "UNFUSED_RMSNORM_BYTES", "UNFUSED_ROPE_BYTES",
-           "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "unfused_elementwise_bytes_per_token", "permute_s",
+           "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "UNFUSED_ACTIVATION_EXTRA_KERNELS", "GATE_UP_SPLIT_BWD_BYTES",
+           "QKV_LAYOUT_COPY_BYTES", "QKV_LAYOUT_COPY_KERNELS", "activation_fused", "qkv_layout_copy_bytes_per_token",
+           "unfused_elementwise_bytes_per_token", "permute_s",
            "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
@@ -317,15 +319,49 @@ UNFUSED_SWIGLU_BYTES = (4.0, 8.0)
 #: rsqrt, scale, cast, weight) for 1, two norms; the rotary embedding 3 for q and 3 for k (cast, complex multiply,
 #: cast) for 2; SwiGLU 2 for 1. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
 UNFUSED_EXTRA_KERNELS = 2 * 7 + 4 + 1
+#: Of :data:`UNFUSED_EXTRA_KERNELS`, the activation's: SwiGLU's 2 kernels (``silu``, ``mul``) for 1.
+UNFUSED_ACTIVATION_EXTRA_KERNELS = 1
+#: HBM bytes per element of the FFN width that the backward of an eager activation on a merged gate/up output adds
+#: (``Stack.fused_projections`` with an unfused activation): the forward's ``torch.split`` (or ``chunk``) is a view,
+#: but its autograd backward concatenates the two gradient halves into one buffer for the merged projection's
+#: dgrad and wgrad GEMMs (reads 2 + 2, writes 4), where a fused SwiGLU backward writes them into it directly
+#: (Megatron-Core's ``bias_swiglu_impl``) and separate projections need no buffer (torchtitan's ``w1`` / ``w3``).
+GATE_UP_SPLIT_BWD_BYTES = 8.0
+#: HBM bytes per element of the local q and of the local k (and v) width, (forward, backward), that nanotron's
+#: attention layout copies move (``Stack.qkv_layout_copies``; ``CausalSelfAttention.forward`` in
+#: ``src/nanotron/models/llama.py``), BF16 read + write each:
+#:
+#: * forward, q: its ``transpose(0, 1).contiguous()`` out of the fused QKV output, 4.
+#: * forward, k and v (each, per element of the k width): the same copy, 4 + 4; ``torch.cat`` of the two into
+#:   ``[2, batch, seq, heads, head_dim]``, 4 + 4; ``permute(1, 2, 0, 3, 4).contiguous()`` for flash-attn's rotary
+#:   kernel, 4 + 4: 24.
+#: * backward: the ``torch.split`` of the fused output concatenates the q, k and v gradients into one buffer, 4 per
+#:   element of q and 8 per element of the k width (k and v); the copies' own backwards are views.
+#:
+#: The rotary kernel itself (in place on q and k) is the fused rotary embedding every stack runs.
+QKV_LAYOUT_COPY_BYTES = {"q": (4.0, 4.0), "kv": (24.0, 8.0)}
+#: Kernels those copies launch per forward: three ``contiguous`` copies, the ``cat`` and the packed ``permute``.
+QKV_LAYOUT_COPY_KERNELS = 5
 
 
-def unfused_elementwise_bytes_per_token(s: models.ModelSpec, moe: bool, tp, sequence_parallel: bool):
+def activation_fused(stack) -> bool:
+    """Whether the gated FFN's activation runs as one fused kernel under ``stack``: ``Stack.fused_activation``, or
+    ``Stack.fused_elementwise`` where that is None."""
+    return stack.fused_elementwise if stack.fused_activation is None else bool(stack.fused_activation)
+
+
+def unfused_elementwise_bytes_per_token(s: models.ModelSpec, moe: bool, tp, sequence_parallel: bool,
+                                        norms_and_rope: bool = True, activation: bool = True,
+                                        merged_gate_up: bool = False):
     """Extra HBM bytes per token of one layer on one GPU, (forward, backward), that running its elementwise chains
     unfused in PyTorch eager adds (:data:`UNFUSED_RMSNORM_BYTES` and its siblings): a gated-FFN (Llama-family) block
     has two RMSNorms over ``d_model`` (split over TP with sequence parallelism; MLA adds those of its latent
     ranks), the rotary embedding of q and k (split over TP; MLA rotates only its ``qk_rope_head_dim`` part), and
     the SwiGLU over the FFN width (each routed and shared expert's in a MoE layer; split over TP). A GPT-style
-    block (LayerNorm and GELU, each one native kernel in eager PyTorch; learned or ALiBi positions) adds none."""
+    block (LayerNorm and GELU, each one native kernel in eager PyTorch; learned or ALiBi positions) adds none.
+    ``norms_and_rope`` / ``activation``: which chains run unfused (nanotron: the activation only,
+    ``Stack.fused_activation``); ``merged_gate_up``: the unfused activation splits one merged gate/up output, whose
+    backward adds :data:`GATE_UP_SPLIT_BWD_BYTES` per element of the FFN width."""
     if not s.gated_ffn:
         return 0.0, 0.0
     d, hd = s.d_model, architecture.head_dim(s)
@@ -337,8 +373,22 @@ def unfused_elementwise_bytes_per_token(s: models.ModelSpec, moe: bool, tp, sequ
     else:
         rope = (s.heads + s.kv_heads) * hd / tp
     ffn = ((s.top_k + s.shared_experts) * s.expert_d_ff if moe else s.d_ff) / tp
-    return tuple(norm * nb + rope * rb + ffn * fb for nb, rb, fb in
-                 zip(UNFUSED_RMSNORM_BYTES, UNFUSED_ROPE_BYTES, UNFUSED_SWIGLU_BYTES))
+    nr, act = float(norms_and_rope), float(activation)
+    split = (0.0, GATE_UP_SPLIT_BWD_BYTES if merged_gate_up else 0.0)
+    return tuple(nr * (norm * nb + rope * rb) + act * ffn * (fb + sb) for nb, rb, fb, sb in
+                 zip(UNFUSED_RMSNORM_BYTES, UNFUSED_ROPE_BYTES, UNFUSED_SWIGLU_BYTES, split))
+
+
+def qkv_layout_copy_bytes_per_token(s: models.ModelSpec, tp):
+    """HBM bytes per token of one layer on one GPU, (forward, backward), of nanotron's attention layout copies
+    (``Stack.qkv_layout_copies``, :data:`QKV_LAYOUT_COPY_BYTES`) over the local q width ``heads x head_dim / tp``
+    and the local k width ``kv_heads x head_dim / tp``; 0 for multi-head latent attention, which nanotron does not
+    implement this way."""
+    if architecture.is_mla(s):
+        return 0.0, 0.0
+    hd = architecture.head_dim(s)
+    q, kv = s.heads * hd / tp, s.kv_heads * hd / tp
+    return tuple(q * qb + kv * kb for qb, kb in zip(QKV_LAYOUT_COPY_BYTES["q"], QKV_LAYOUT_COPY_BYTES["kv"]))
 
 
 def elementwise_s(ctx: Context, lay: Layout, bytes_per_token):
@@ -404,12 +454,17 @@ def kernel_floors_s(ctx: Context, moe: bool) -> tuple[float, float]:
     ``ctx.nongemm_kernels`` (``data/assumptions/training.csv``); a MoE layer adds
     ``ctx.moe_nongemm_kernels`` less the dense FFN's activation when it has no shared expert (the experts'
     weighted activation replaces it); an eager stack's unfused Llama-family block :data:`UNFUSED_EXTRA_KERNELS`
-    more. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
+    more (the activation's :data:`UNFUSED_ACTIVATION_EXTRA_KERNELS` alone where only it is unfused,
+    ``Stack.fused_activation``), nanotron's attention layout copies :data:`QKV_LAYOUT_COPY_KERNELS`. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
     GEMM and flash-attention launches are timed with those kernels (``kernel_overhead_s``). It matters
     where a micro-batch is small (a few thousand tokens per GPU: strong scaling, TP x CP groups)."""
-    n = ctx.nongemm_kernels
-    if not ctx.stack.fused_elementwise and ctx.s.gated_ffn:
-        n = n + UNFUSED_EXTRA_KERNELS
+    n, st = ctx.nongemm_kernels, ctx.stack
+    if not st.fused_elementwise and ctx.s.gated_ffn:
+        n = n + UNFUSED_EXTRA_KERNELS - (0 if not activation_fused(st) else UNFUSED_ACTIVATION_EXTRA_KERNELS)
+    elif not activation_fused(st) and ctx.s.gated_ffn:
+        n = n + UNFUSED_ACTIVATION_EXTRA_KERNELS
+    if st.qkv_layout_copies and not architecture.is_mla(ctx.s):
+        n = n + QKV_LAYOUT_COPY_KERNELS
     if moe:
         n = n + ctx.moe_nongemm_kernels - (0.0 if ctx.s.shared_experts else 1.0)
     return n * ctx.kernel_floor_s, NONGEMM_BWD_OVER_FWD * n * ctx.kernel_floor_s
@@ -419,13 +474,22 @@ def memory_bound_s(ctx: Context, lay: Layout, bytes_per_token, moe: bool):
     """Forward and backward time of a layer's memory-bound kernels: elementwise traffic, casts and
     (MoE layers) token permutation, whose backward is twice its forward, plus the non-GEMM kernels'
     floors (:func:`kernel_floors_s`); under an eager stack (``Stack.fused_elementwise`` False) the extra traffic of
-    the unfused chains (:func:`unfused_elementwise_bytes_per_token`)."""
+    the unfused chains (:func:`unfused_elementwise_bytes_per_token`; the activation alone where only it is unfused,
+    ``Stack.fused_activation``), and nanotron's attention layout copies (:func:`qkv_layout_copy_bytes_per_token`)."""
     ew_f = elementwise_s(ctx, lay, bytes_per_token)
     ew_b = ew_f * ctx.ceil.elementwise_traffic_bwd / ctx.ceil.elementwise_traffic_fwd
-    if not ctx.stack.fused_elementwise:
-        uf, ub = unfused_elementwise_bytes_per_token(ctx.s, moe, lay.tp, ctx.stack.sequence_parallel)
-        ew_f = ew_f + lay.tokens * uf / ctx.hbm_effective_bytes_per_s
-        ew_b = ew_b + lay.tokens * ub / ctx.hbm_effective_bytes_per_s
+    st, hbm = ctx.stack, ctx.hbm_effective_bytes_per_s
+    if not (st.fused_elementwise and activation_fused(st)):
+        uf, ub = unfused_elementwise_bytes_per_token(ctx.s, moe, lay.tp, st.sequence_parallel,
+                                                     norms_and_rope=not st.fused_elementwise,
+                                                     activation=not activation_fused(st),
+                                                     merged_gate_up=st.fused_projections)
+        ew_f = ew_f + lay.tokens * uf / hbm
+        ew_b = ew_b + lay.tokens * ub / hbm
+    if st.qkv_layout_copies:
+        cf, cb = qkv_layout_copy_bytes_per_token(ctx.s, lay.tp)
+        ew_f = ew_f + lay.tokens * cf / hbm
+        ew_b = ew_b + lay.tokens * cb / hbm
     q_f, q_b = _quantize_s(ctx, lay, moe)
     perm = permute_s(ctx, lay) if moe else 0.0
     fl_f, fl_b = kernel_floors_s(ctx, moe)

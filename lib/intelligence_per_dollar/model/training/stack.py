@@ -182,6 +182,19 @@ class Stack:
     (``benchmarks/llama3_h100_202412_torchtitan.md``, Table 1). Time only: the memory model does not count the
     extra tensors eager autograd saves where nothing is recomputed (a norm's fp32 input, the SwiGLU product's
     operands), nor compile's other fusions (a residual add into the next norm, the loss).
+    ``fused_activation``: the gated FFN's activation (SwiGLU) runs as one fused kernel; None: as ``fused_elementwise``
+    says. False with ``fused_elementwise`` True: the norms and the rotary embedding are fused kernels but the
+    activation runs as eager ops, as in Hugging Face nanotron (``TritonRMSNorm``, flash-attn's Triton rotary kernel,
+    and ``GLUActivation``: ``torch.split`` of the merged gate/up output, then ``self.act(gate_states) * up_states``,
+    "why can't we torch.jit.script GLUActivation?"; ``src/nanotron/models/llama.py``), so only the activation's
+    extra traffic is priced (:func:`~.compute.unfused_elementwise_bytes_per_token`).
+    ``qkv_layout_copies``: the attention block copies its operands between layouts on the compute stream, as nanotron's
+    ``CausalSelfAttention`` does in training (``src/nanotron/models/llama.py``): it splits the fused QKV output and
+    copies q, k and v into ``[batch, seq, heads, head_dim]`` (``transpose(0, 1).contiguous()``), then packs k and v
+    for the rotary kernel (``torch.cat`` of the two, then ``permute(1, 2, 0, 3, 4).contiguous()``); the backward
+    concatenates the q, k and v gradients back into the fused projection's gradient
+    (:data:`~.compute.QKV_LAYOUT_COPY_BYTES`). False: the attention kernel reads the projection's output in place
+    (Transformer Engine's ``sbhd`` layout, PyTorch SDPA on strided views).
     ``fused_projections``: a layer's input projections run as one GEMM each: Q, K and V as one (Megatron-Core's
     ``linear_qkv``, MPT's ``Wqkv``, flash-attn's ``MHA.Wqkv``, IBM foundation-model-stack's ``fused_weights``) and a
     gated FFN's gate and up projections as one ``2 x d_ff`` GEMM (Megatron-Core's ``linear_fc1``). False: separate
@@ -269,6 +282,8 @@ class Stack:
     fsdp_copies: str = "none"
     uniform_expert_tp: bool = False
     grad_accumulation_bytes: float = 0.0
+    fused_activation: bool | None = None
+    qkv_layout_copies: bool = False
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -277,11 +292,14 @@ class Stack:
         if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
             raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
-        for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp"):
+        for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp", "qkv_layout_copies"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: True, False")
         if not (self.param_gather_overlap is None or isinstance(self.param_gather_overlap, (bool, np.bool_))):
             raise ValueError(f"Stack param_gather_overlap={self.param_gather_overlap!r} is not allowed; "
+                             "allowed: None, True, False")
+        if not (self.fused_activation is None or isinstance(self.fused_activation, (bool, np.bool_))):
+            raise ValueError(f"Stack fused_activation={self.fused_activation!r} is not allowed; "
                              "allowed: None, True, False")
         if self.dropout_masks not in (None, True, False):
             raise ValueError(f"Stack dropout_masks={self.dropout_masks!r} is not allowed; allowed: None, True, False")
