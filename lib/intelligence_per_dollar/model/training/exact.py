@@ -99,7 +99,9 @@ def _bases(ctx: Context, per: int, gpus_max: int, fixed: Mapping) -> dict[str, n
     mesh = np.meshgrid(*(np.asarray(axes[k], np.int64) for k in ("tp", "pp", "cp", "dp")), indexing="ij")
     tp, pp, cp, dp = (m.ravel() for m in mesh)
     g = tp * pp * cp * dp
-    ok = (g <= gpus_max) & ((per % tp == 0) | (g < per))
+    # a stated TP may span whole domains (its all-reduce then runs hierarchically, inside and across them)
+    across = (tp % per == 0) if "tp" in fixed else np.zeros_like(tp, dtype=bool)
+    ok = (g <= gpus_max) & ((per % tp == 0) | (g < per) | across)
     return {"tp": tp[ok], "pp": pp[ok], "cp": cp[ok], "dp": dp[ok], "gpus": g[ok]}
 
 
