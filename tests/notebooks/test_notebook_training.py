@@ -99,8 +99,8 @@ def test_training_chapter_default(report_records):
     # accumulation pass: twenty runs short; 10.82% over 1,086 with set 98's Megatron-Kwai, PaddlePaddle, FlagPerf,
     # nanoGPT and Megatron-Bridge rows, 14.1% blind: twenty-nine runs short; 10.53% once the NeMo launcher's 2024 runs
     # took the flash-attn 2 their config chose: eighteen runs short; 10.50% once session 50 priced nanotron's layout
-    # copies: fourteen short; 10.62% over 1,140 with set 99's Crusoe, torchtune, paper, Qwen3-235B, AWS EFA and Pai rows,
-    # 23.5% blind: twenty-five runs short);
+    # copies: fourteen short; 10.62% over 1,140 with set 99's Crusoe, torchtune, paper, Qwen3-235B, AWS EFA and Pai
+    # rows, 23.5% blind: twenty-five runs short);
     # they sat at 10.0-10.2% since set 32's functional Megatron-Bridge runs, sanity
     # checks at +0% to +1,868%, joined. The chapter prints the target beside the value.
     assert rec["validation_dev_median_abs_error"] <= 0.10

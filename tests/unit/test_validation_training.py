@@ -538,10 +538,10 @@ def test_held_out_cases_median(table):
     # set 99 (predicted at 43e3370; merged with issue 658's rows on Pai-Megatron-Patch's stack and its MoE-module
     # recompute searched, and the DistFlashAttn TP 16 rows priced since stated TP may span nodes): Crusoe's torchtitan
     # Llama 3.1 8B on 8-128 H100 / H200 / B200 / GB200 (-11% to +6%), torchtune's 3B on one A100 (-10% to +3%), the
-    # LLaMA paper's 65B (+3%), DistFlashAttn's Megatron-LM baselines (2-21% short on one node; TP 16 over two nodes joined
-    # by 100 Gb/s 42-72% long), Megatron-Bridge's and prime-rl's Qwen3-235B on GB200 / GB300 / B300 (26-37% slow; prime-rl
-    # masks attention per packed document), AWS's Megatron-Bridge MoE runs on EFA (steps 2.5-5.9x the model's) and
-    # Qwen3-8B (11-19% short), Pai-Megatron-Patch issue 658's Qwen3-235B on 256 H800 (-5% to +20% in step time)
+    # LLaMA paper's 65B (+3%), DistFlashAttn's Megatron-LM baselines (2-21% short on one node; TP 16 over two nodes
+    # joined by 100 Gb/s 42-72% long), Megatron-Bridge's and prime-rl's Qwen3-235B on GB200 / GB300 / B300 (26-37% slow;
+    # prime-rl masks attention per packed document), AWS's Megatron-Bridge MoE runs on EFA (steps 2.5-5.9x the model's)
+    # and Qwen3-8B (11-19% short), Pai-Megatron-Patch issue 658's Qwen3-235B on 256 H800 (-5% to +20% in step time)
     ("heldout99-f-crusoe-titan", 0.035, 0.115), ("heldout99-f-mbridge-card-q235", 0.26, 0.26),
     ("heldout99-f-primerl-perf", 0.32, 0.37), ("heldout99-f-torchtune", 0.095, 0.105),
     ("heldout99-i-aws-dsv3-b300", 0.67, 0.75), ("heldout99-i-aws-kimik2-b300", 0.685, 0.715),

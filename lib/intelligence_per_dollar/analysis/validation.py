@@ -42,8 +42,8 @@ MBRIDGE_PERF = replace(training.MEGATRON_CORE, grad_bytes=2.0)
 MEGATRON_LM_FA2 = replace(training.MEGATRON_CORE, tp_overlap=False, dp_overlap=False, attention_kernel="fa2",
                           fused_cross_entropy=False, loss="megatron")
 
-#: nanotron v0.5's data-parallel physics on :data:`MEGATRON_LM_FA2` (stack ``nanotron-2025``, where its comments give the
-#: sources): fp32 gradient buckets of 12.5e6 parameters reduce-scattered during backward, the updated parameters
+#: nanotron v0.5's data-parallel physics on :data:`MEGATRON_LM_FA2` (stack ``nanotron-2025``, where its comments give
+#: the sources): fp32 gradient buckets of 12.5e6 parameters reduce-scattered during backward, the updated parameters
 #: gathered in one collective after the step, the compute-cost pipeline split, fp32 accumulation in a pass of its own.
 _NANOTRON_DP = replace(MEGATRON_LM_FA2, grad_reduce_bytes=4.0, dp_overlap=True, param_gather_overlap=False,
                        dp_bucket_params=12.5e6, cost_balanced_split=True, grad_accumulation_bytes=10.0)

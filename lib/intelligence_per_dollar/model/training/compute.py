@@ -20,9 +20,9 @@ __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
            "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
            "elementwise_s", "memory_bound_s", "UNFUSED_RMSNORM_BYTES", "UNFUSED_ROPE_BYTES",
-           "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "UNFUSED_ACTIVATION_EXTRA_KERNELS", "GATE_UP_SPLIT_BWD_BYTES",
-           "QKV_LAYOUT_COPY_BYTES", "QKV_LAYOUT_COPY_KERNELS", "activation_fused", "qkv_layout_copy_bytes_per_token",
-           "unfused_elementwise_bytes_per_token", "permute_s",
+           "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "UNFUSED_ACTIVATION_EXTRA_KERNELS",
+           "GATE_UP_SPLIT_BWD_BYTES", "QKV_LAYOUT_COPY_BYTES", "QKV_LAYOUT_COPY_KERNELS", "activation_fused",
+           "qkv_layout_copy_bytes_per_token", "unfused_elementwise_bytes_per_token", "permute_s",
            "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
@@ -455,14 +455,15 @@ def kernel_floors_s(ctx: Context, moe: bool) -> tuple[float, float]:
     ``ctx.moe_nongemm_kernels`` less the dense FFN's activation when it has no shared expert (the experts'
     weighted activation replaces it); an eager stack's unfused Llama-family block :data:`UNFUSED_EXTRA_KERNELS`
     more (the activation's :data:`UNFUSED_ACTIVATION_EXTRA_KERNELS` alone where only it is unfused,
-    ``Stack.fused_activation``), nanotron's attention layout copies :data:`QKV_LAYOUT_COPY_KERNELS`. The backward launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
+    ``Stack.fused_activation``), nanotron's attention layout copies :data:`QKV_LAYOUT_COPY_KERNELS`. The backward
+    launches :data:`NONGEMM_BWD_OVER_FWD` times as many.
     GEMM and flash-attention launches are timed with those kernels (``kernel_overhead_s``). It matters
     where a micro-batch is small (a few thousand tokens per GPU: strong scaling, TP x CP groups)."""
     n, st = ctx.nongemm_kernels, ctx.stack
-    if not st.fused_elementwise and ctx.s.gated_ffn:
-        n = n + UNFUSED_EXTRA_KERNELS - (0 if not activation_fused(st) else UNFUSED_ACTIVATION_EXTRA_KERNELS)
-    elif not activation_fused(st) and ctx.s.gated_ffn:
-        n = n + UNFUSED_ACTIVATION_EXTRA_KERNELS
+    if ctx.s.gated_ffn:
+        # the norms' and the rotary embedding's extra kernels where they run eager, the activation's where it does
+        n = (n + (0 if st.fused_elementwise else UNFUSED_EXTRA_KERNELS - UNFUSED_ACTIVATION_EXTRA_KERNELS)
+             + (0 if activation_fused(st) else UNFUSED_ACTIVATION_EXTRA_KERNELS))
     if st.qkv_layout_copies and not architecture.is_mla(ctx.s):
         n = n + QKV_LAYOUT_COPY_KERNELS
     if moe:

@@ -295,12 +295,10 @@ class Stack:
         for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp", "qkv_layout_copies"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: True, False")
-        if not (self.param_gather_overlap is None or isinstance(self.param_gather_overlap, (bool, np.bool_))):
-            raise ValueError(f"Stack param_gather_overlap={self.param_gather_overlap!r} is not allowed; "
-                             "allowed: None, True, False")
-        if not (self.fused_activation is None or isinstance(self.fused_activation, (bool, np.bool_))):
-            raise ValueError(f"Stack fused_activation={self.fused_activation!r} is not allowed; "
-                             "allowed: None, True, False")
+        for name in ("param_gather_overlap", "fused_activation"):        # None: follows another field
+            v = getattr(self, name)
+            if not (v is None or isinstance(v, (bool, np.bool_))):
+                raise ValueError(f"Stack {name}={v!r} is not allowed; allowed: None, True, False")
         if self.dropout_masks not in (None, True, False):
             raise ValueError(f"Stack dropout_masks={self.dropout_masks!r} is not allowed; allowed: None, True, False")
         for name, allowed in (("attention_kernel", ATTENTION_KERNELS), ("fsdp_copies", FSDP_COPY_KINDS),
