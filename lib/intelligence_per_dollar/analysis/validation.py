@@ -160,6 +160,13 @@ STACKS = {
     # the same trained on real data with natural routing (a run that logs its load-balancing loss, not
     # force-balanced): the book's central load factor, as mbridge-2026-natural
     "megatron-lm-2024-natural": replace(MEGATRON_LM_2024, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    # Megatron-LM's pretrain_gpt.py as the LAER-MoE artifact launches its baseline (Fizzmy/LAER-MoE-AE
+    # Megatron/scripts/train.sh @40d25e0, read 2026-12-07): no TP-communication overlap and no loss fusion, as
+    # megatron-lm-2024, but ``--overlap-grad-reduce --overlap-param-gather`` with the distributed optimizer
+    # (``dp_overlap``), ``--expert-tensor-parallel-size 1`` (experts whole on each EP rank, EP folded over TP x DP), and
+    # real routing under a weak auxiliary loss (``--moe-aux-loss-coeff`` 1e-4): the book's central load factor
+    "megatron-lm-2025-natural": replace(MEGATRON_LM_2024, dp_overlap=True, uniform_expert_tp=False,
+                                        moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
     # the same in FlagScale (BAAI's Megatron-LM fork), whose README states flash attention 2
     "megatron-lm-2024-fa2": replace(MEGATRON_LM_FA2, uniform_expert_tp=True),
     # the Zero Bubble paper's Megatron-LM fork (Qi et al. 2024, arXiv 2401.10241, section 5.1: "both the initial and
@@ -232,6 +239,18 @@ STACKS = {
     "fsdp1-eager": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat", fused_projections=True),
     # the same where the row states a fused cross entropy kernel (TinyLlama's lit-gpt: flash-attn's xentropy)
     "fsdp1-fused-ce": replace(training.FSDP2, fsdp_copies="flat", fused_projections=True, fused_cross_entropy=True),
+    # the eager FSDP1 stand-in with the model cast to BF16 before it is wrapped, so Adam steps BF16 parameters with BF16
+    # moments and no fp32 master (VectorLM: ``get_half_precision_model`` in vectorlm/utils/model_utils.py, as its
+    # reference-throughput rows ran it, read through the row's note)
+    "fsdp1-eager-bf16": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat", fused_projections=True,
+                                **_BF16_STATES),
+    # Hugging Face transformers' Trainer with Liger kernels (fused RMSNorm, rotary and SwiGLU Triton kernels, and the
+    # fused linear cross entropy that never materialises the logits: a chunked loss) and FlashAttention-3 (the vendor
+    # rate on Hopper), the model loaded in BF16 (no fp32 master) under DDP, whose BF16 gradients all-reduce in BF16
+    # (Scicom small-ablation simple-throughput-multigpus h100.sh / h200.sh: ``--attn_implementation
+    # flash_attention_3 --model_dtype bfloat16``, Liger on; read through the rows' notes)
+    "hf-liger-bf16": replace(training.STACKS["fsdp2-chunked-loss"], attention_kernel="vendor", grad_reduce_bytes=2.0,
+                             **_BF16_STATES),
     # JAX / XLA fully sharded data parallelism (MaxText, Pax / Paxml on JAX-Toolbox): the torch-native stand-in whose
     # gathers and reduce-scatters are ops of the compiled program on contiguous buffers (no FSDP copies)
     "xla-fsdp": replace(training.FSDP2, fsdp_copies="none"),
@@ -289,7 +308,7 @@ STACK_FAMILIES = {
     "mbridge-2026-natural": "Megatron-Core / NeMo", "pai-megatron-2025-alltoall": "Megatron-Core / NeMo",
     "pai-megatron-2025-alltoall-tp-overlap": "Megatron-Core / NeMo", "pai-megatron-2025-deepep": "Megatron-Core / NeMo",
     "mlperf-2026-moe": "Megatron-Core / NeMo", "megatron-lm-2024": "Megatron-Core / NeMo",
-    "megatron-lm-2024-natural": "Megatron-Core / NeMo",
+    "megatron-lm-2024-natural": "Megatron-Core / NeMo", "megatron-lm-2025-natural": "Megatron-Core / NeMo",
     "megatron-lm-2024-fa2": "Megatron-Core / NeMo", "zero-bubble-2024": "Megatron-Core / NeMo",
     "torchtitan-fsdp2": "FSDP (torch-native)", "flash-attn-2023": "FSDP (torch-native)",
     "fsdp1-fused-ce": "FSDP (torch-native)", "mbridge-2026-unfused-ce": "Megatron-Core / NeMo",
@@ -300,7 +319,8 @@ STACK_FAMILIES = {
     "torchtitan-bf16-chunked-loss": "FSDP (torch-native)", "torchtitan-bf16-chunked-loss-eager": "FSDP (torch-native)",
     "torchtitan-fsdp2-deepep": "FSDP (torch-native)", "torchtitan-fsdp2-chunked-loss-eager": "FSDP (torch-native)",
     "torchtitan-fsdp2-chunked-loss-eager-deepep": "FSDP (torch-native)",
-    "fsdp1-eager": "FSDP (torch-native)",
+    "fsdp1-eager": "FSDP (torch-native)", "fsdp1-eager-bf16": "FSDP (torch-native)",
+    "hf-liger-bf16": "FSDP (torch-native)",
     "xla-fsdp": "JAX / XLA (MaxText, Pax)", "automodel-te": "FSDP (torch-native)",
     "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",
     "llm-foundry-2023": "FSDP (torch-native)",
