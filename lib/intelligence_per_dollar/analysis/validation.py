@@ -69,6 +69,10 @@ _CHUNKED_EAGER = replace(training.STACKS["fsdp2-chunked-loss"], fused_elementwis
 #: Model states of a model built and stepped in BF16: the BF16 parameter shard and two BF16 Adam moments, BF16 gradients.
 _BF16_STATES = {"grad_bytes": 2.0, "optimizer_state_bytes": 6.0}
 
+#: PyTorch FSDP1 run eager: the eager torch-native stand-in with FSDP1's flat-parameter copies and fused projections
+#: (stacks ``fsdp1-eager`` and ``fsdp1-eager-bf16``, where their comments give the sources).
+_FSDP1_EAGER = replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat", fused_projections=True)
+
 #: Megatron-DeepSpeed 2021 (MT-NLG): DeepSpeed's pipeline engine sends whole activations from every TP rank (no
 #: scatter/gather) and runs plain 1F1B.
 DEEPSPEED_2021 = replace(training.MEGATRON_2021, p2p_scatter_gather=False)
@@ -236,14 +240,13 @@ STACKS = {
     # and gate/up weights (``LLaMAConfig.fused_weights`` True), LitGPT (lightning-thunder, TinyLlama) one ``qkv``
     # linear layer
     "fsdp1": replace(training.FSDP2, fsdp_copies="flat", fused_projections=True),
-    "fsdp1-eager": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat", fused_projections=True),
+    "fsdp1-eager": _FSDP1_EAGER,
     # the same where the row states a fused cross entropy kernel (TinyLlama's lit-gpt: flash-attn's xentropy)
     "fsdp1-fused-ce": replace(training.FSDP2, fsdp_copies="flat", fused_projections=True, fused_cross_entropy=True),
     # the eager FSDP1 stand-in with the model cast to BF16 before it is wrapped, so Adam steps BF16 parameters with BF16
     # moments and no fp32 master (VectorLM: ``get_half_precision_model`` in vectorlm/utils/model_utils.py, as its
     # reference-throughput rows ran it, read through the row's note)
-    "fsdp1-eager-bf16": replace(training.STACKS["fsdp2-eager"], fsdp_copies="flat", fused_projections=True,
-                                **_BF16_STATES),
+    "fsdp1-eager-bf16": replace(_FSDP1_EAGER, **_BF16_STATES),
     # Hugging Face transformers' Trainer with Liger kernels (fused RMSNorm, rotary and SwiGLU Triton kernels, and the
     # fused linear cross entropy that never materialises the logits: a chunked loss) and FlashAttention-3 (the vendor
     # rate on Hopper), the model loaded in BF16 (no fp32 master) under DDP, whose BF16 gradients all-reduce in BF16
