@@ -51,3 +51,15 @@ def test_liger_flash3_stack_is_faster_than_the_eager_stand_in(cases):
     case["parallelism"] = par
     fast, slow = _predict(case, "hf-liger-bf16"), _predict(case, "torchtitan-fsdp2-eager")
     assert fast > 1.2 * slow        # tokens/s/GPU
+
+
+def test_paxml_rows_run_attention_without_flash(cases):
+    """Set 101's Paxml GPU README: "The numbers in the above chart are reported without flash attention". Its stack is
+    the XLA FSDP stand-in with the attention core unfused (batched GEMMs and the softmax between them), which costs
+    the 126M GPT at 2,048 tokens more time than the flash kernel: fewer tokens/s per GPU on the same layout."""
+    st, base = validation.STACKS["xla-2023-noflash"], validation.STACKS["xla-fsdp"]
+    assert not st.flash_attention and base.flash_attention
+    assert validation.STACK_FAMILIES["xla-2023-noflash"] == validation.STACK_FAMILIES["xla-fsdp"]
+    case = cases["heldout101-d-paxml-gpt126m-a100x64"]
+    assert case["stack"] == "xla-2023-noflash"
+    assert _predict(case, "xla-2023-noflash") < 0.8 * _predict(case, "xla-fsdp")

@@ -267,9 +267,12 @@ def test_held_out_cases_median(table):
     runs. Set 100 (the LAER-MoE artifact's Megatron-LM baseline, NeMo-RL / torchtitan / Megatron-Bridge threads,
     Together's GB200 rack reports, VectorLM, a Hugging Face Accelerate blog and Scicom's DDP runs): 39.9% blind over 27
     (10 refused), merged: all 1,177 predicted: 11.02% (549 of 1,177 within 10%), the target missed by forty runs.
-    The bound records that state."""
+    Set 101 (model cards, NeMo AutoModel's Megatron-FSDP reports, Megatron-Bridge / Megatron-LM threads, AWS's Kimi-K2
+    on B200, the DeepSpeed-on-Azure blog, the Paxml GPU README, Marin's and Thunder's notes): 11.9% blind over 39 (2
+    refused and not merged), merged: all 1,216 predicted: 11.09% (565 of 1,216 within 10%), the target missed by
+    forty-three runs. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1177 and held.error.count() == 1177 and held.error.abs().median() <= 0.1105
+    assert len(held) == 1216 and held.error.count() == 1216 and held.error.abs().median() <= 0.111
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -565,6 +568,26 @@ def test_held_out_cases_median(table):
     ("heldout100-c-together-gb200-r01", 0.405, 0.41), ("heldout100-c-together-gb200-r07", 0.39, 0.41),
     ("heldout100-d-hf-ds-fsdp-blog", 0.13, 0.14), ("heldout100-d-scicom-ablation", 0.195, 0.23),
     ("heldout100-d-vectorlm", 0.105, 0.185),
+    # set 101 (predicted at 4186aef; merged with the Paxml rows on xla-2023-noflash, the README's "reported without
+    # flash attention"): NeMo AutoModel's Megatron-FSDP / FSDP2 Llama 3.1 70B on 64 H100 (1-11%), Megatron-LM's
+    # Llama 3 8B FP8 analysis on 8 H200 (6-9% short), Megatron-Bridge's Qwen3-235B / DeepSeek-V3 threads on B200 / B300
+    # (1-18%), Megatron-LM's DeepSeek-V3 proxy on 64 H100 (9-34% short: the expert-overlap arm), AWS's Kimi-K2 on 256
+    # B200 over EFA (47-70% short, as set 99's AWS rows), Megatron-FSDP v1 / v2's Qwen3-30B-A3B on 8 GB200 (+97%,
+    # +110%), a DeepSeek-V2-Lite Megatron-LM repo on 8 H100 (41% short: 32 local experts per rank), MPT-7B's and
+    # StableLM-3B's model-card run averages (+55%, -10%), Paxml's 2023 GPT runs on A100 (+33% to +71% without flash
+    # attention), Marin's grug MoE (0-26%), MarinFold's Levanter run (47% short), LitGPT / Thunder rows (2-12%)
+    ("heldout101-a-automodel-mfsdp-70b-cp2", 0.025, 0.025), ("heldout101-a-automodel-mfsdp-70b-eos", 0.016, 0.016),
+    ("heldout101-a-automodel-mfsdp-70b-flags", 0.03, 0.03), ("heldout101-a-automodel-mfsdp-70b-noflag", 0.07, 0.108),
+    ("heldout101-a-automodel-mfsdp-qwen3", 0.17, 0.17), ("heldout101-a-megatron-dsv2lite", 0.41, 0.41),
+    ("heldout101-a-mpt7b-modelcard", 0.555, 0.555), ("heldout101-a-stablelm-3b-4e1t", 0.102, 0.102),
+    ("heldout101-b-mbridge-issue3385", 0.146, 0.182), ("heldout101-b-mbridge-pr1760", 0.116, 0.168),
+    ("heldout101-b-mlm-pr6311", 0.158, 0.158), ("heldout101-b-mlm-pr6429", 0.218, 0.344),
+    ("heldout101-c-aws-kimik2-b200-2608", 0.545, 0.704), ("heldout101-c-deepspeed-azure-2022", 0.017, 0.017),
+    ("heldout101-c-dgxc-qwen3-pretrain-example", 0.087, 0.087),
+    ("heldout101-c-mlm-llama3-8b-h200-fp8-analysis", 0.08, 0.095),
+    ("heldout101-c-mlm-mfsdp2-qwen3-30b-gb200", 1.035, 1.098), ("heldout101-d-litgpt-thunder-readme", 0.046, 0.07),
+    ("heldout101-d-marin-grug-h100", 0.104, 0.257), ("heldout101-d-marinfold-exp108-levanter", 0.473, 0.473),
+    ("heldout101-d-paxml-gpu-readme", 0.327, 0.712), ("heldout101-d-thunder-issue1364", 0.12, 0.12),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on
     # 64-256 GB200 / GB300 9-24% short (H100 70B -2%); Qwen3-30B-A3B on 8 B200 / B300 / GB200 / GB300 16-51% fast,
@@ -768,8 +791,8 @@ def test_runs_that_ran_are_not_refused(table):
     with a fused cross entropy (stack ``llm-foundry-2023``: ``Stack.dropout_masks``, ``fused_cross_entropy``). Of the
     eleven flagged at session 34's start, seven fit since (pure-BF16 model states, below); four remain, and sets 58,
     62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier); set 95 added three and
-    set 98 two and set 99 three (torchtune's BF16 single-GPU fine-tune) and set 100 three (VectorLM's on one A100).
-    None
+    set 98 two and set 99 three (torchtune's BF16 single-GPU fine-tune) and set 100 three (VectorLM's on one A100)
+    and set 101 one (Thunder's Phi-3-mini on one H100). None
     is refused: set 86's GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective recompute (Lambda's torchtitan
     fork) was, at 678 GB, until session 44: the stock gpt_oss_20b entry its rows name chunks the loss (ChunkedCELoss)
     and per-op selective AC keeps none of the grouped-GEMM experts' outputs, 158 GB (the fork prints 70.8% of the
@@ -826,6 +849,9 @@ def test_runs_that_ran_are_not_refused(table):
         # 8B parameters x (2 + 2 + 6) bytes of BF16 model states already fill the 80 GB before activations
         "heldout100-d-vectorlm-l3-8b-a100x1-s2048", "heldout100-d-vectorlm-l3-8b-a100x1-s4096",
         "heldout100-d-vectorlm-l3-8b-a100x1-s8192",
+        # set 101: lightning-thunder issue 1364's Phi-3-mini (3.8B) in FP8 on one H100 through Thunder: the stand-in
+        # stack counts fp32 master weights and AdamW moments unsharded on one GPU (61 GB) before activations
+        "heldout101-d-thunder1364-phi3mini-h100x1-fp8",
         }
     # Session 34: NeMo AutoModel's MoE models (Qwen3-30B-A3B on 8 H100, Kimi K2 on 256 H100, GPT-OSS 20B / 120B) and
     # KempnerForge (Llama 3 8B on one H200, which reports 80.7 GiB allocated where the model now counts 77 GB) build
@@ -867,11 +893,13 @@ def test_dense_blackwell_and_moe_cases_within_31_percent(table):
     Set 84's NousResearch LLEP baseline is a 9.5B DeepSeek-V3-style debug model (16 layers of width 2,048, eager,
     natural routing), no DeepSeek-V3-scale run: 4.4x fast, bounded by its group. Set 99's AWS DeepSeek-V3 on 256 B300
     ran on EFA at TP 8, where AWS's MoE runs take 2.5-5.9x the model's step (not explained: EFA's measured all-to-all
-    bandwidth is 50-90% of its line rate): bounded by its group."""
+    bandwidth is 50-90% of its line rate): bounded by its group. Set 101's Megatron-LM PR 6429 runs a 14-layer
+    DeepSeek-V3 proxy (3 dense layers assumed, one MTP layer not in the spec) at sequence 2,048 on 64 H100, whose
+    expert-overlap arm is 34% short: no DeepSeek-V3-scale run, bounded by its group."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek") & (table.group != "torchtitan-fsdp2")
               & ~table.group.str.startswith(("heldout6-", "heldout23-", "heldout24-together",
                                              "heldout64-nebius", "heldout64-together-flapping",
-                                             "heldout84-nous-llep", "heldout99-i-aws"))
+                                             "heldout84-nous-llep", "heldout99-i-aws", "heldout101-b-mlm-pr6429"))
               & ~table.case.str.endswith("-baseline") & (table.case != "heldout28-mcoremoe-h100-dsv3-fp8blk-1024")]
     assert len(g) >= 9
     assert g.error.abs().max() <= 0.32 and g.error.abs().median() <= 0.11

@@ -257,6 +257,10 @@ STACKS = {
     # JAX / XLA fully sharded data parallelism (MaxText, Pax / Paxml on JAX-Toolbox): the torch-native stand-in whose
     # gathers and reduce-scatters are ops of the compiled program on contiguous buffers (no FSDP copies)
     "xla-fsdp": replace(training.FSDP2, fsdp_copies="none"),
+    # Pax on GPUs as google/paxml's 2023 README measured it: "The numbers in the above chart are reported without
+    # flash attention" (paxml/contrib/gpu/README.md @4895446), so the attention core runs as batched GEMMs with the
+    # softmax between them, as the unfused Megatron 2021-22 kernels do
+    "xla-2023-noflash": replace(training.FSDP2, fsdp_copies="none", flash_attention=False),
     # the FlashAttention papers' own FlashAttention (v1) runs (Dao et al. 2022 Table 2's GPT-2 "FlashAttention" rows,
     # Dao 2023's FlashAttention baseline rows): the torch-native data-parallel stand-in with the v1 kernel; its GPT is
     # flash-attn's own, whose ``MHA`` has one fused ``Wqkv``
@@ -324,7 +328,8 @@ STACK_FAMILIES = {
     "torchtitan-fsdp2-chunked-loss-eager-deepep": "FSDP (torch-native)",
     "fsdp1-eager": "FSDP (torch-native)", "fsdp1-eager-bf16": "FSDP (torch-native)",
     "hf-liger-bf16": "FSDP (torch-native)",
-    "xla-fsdp": "JAX / XLA (MaxText, Pax)", "automodel-te": "FSDP (torch-native)",
+    "xla-fsdp": "JAX / XLA (MaxText, Pax)", "xla-2023-noflash": "JAX / XLA (MaxText, Pax)",
+    "automodel-te": "FSDP (torch-native)",
     "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",
     "llm-foundry-2023": "FSDP (torch-native)",
     "llm-foundry-2023-pure": "FSDP (torch-native)",
