@@ -1,5 +1,8 @@
-"""Set 100's rows run on stacks their launch scripts state (session 51): each stack differs from the stand-in the
-blind helper chose in the stated way, and that difference changes the prediction in the direction its physics says."""
+"""Rows run on the stacks their sources state: set 100's launch scripts (session 51), set 101's Paxml README and the
+rows session 52 corrected from their own notes. Each stack differs from the stand-in it replaced in the stated way,
+and that difference changes the prediction in the direction its physics says."""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -63,3 +66,57 @@ def test_paxml_rows_run_attention_without_flash(cases):
     case = cases["heldout101-d-paxml-gpt126m-a100x64"]
     assert case["stack"] == "xla-2023-noflash"
     assert _predict(case, "xla-2023-noflash") < 0.8 * _predict(case, "xla-fsdp")
+
+
+# Session 52 corrected the stacks of 102 rows whose own notes state a setting their stand-in contradicted. Each
+# corrected stack is its base with only the stated fields changed.
+_CORRECTED = [
+    ("xla-fsdp-te", "xla-fsdp", {"attention_kernel": "vendor"}),
+    ("nemo-2024-alltoall", "nemo-2024", {"ep_dedup": False}),
+    ("megatron-kwai-2024", "nemo-2024", {"dp_overlap": False, "grad_reduce_bytes": 4.0}),
+    ("paddle-2024", "megatron-lm-2024-fa2", {"sequence_parallel": False, "fused_projections": False}),
+    ("internlm-2024-tp", "nemo-2024", {"sequence_parallel": False, "tp_overlap": False}),
+    ("xtuner-2024", "torchtitan-fsdp2-eager", {"fused_elementwise": True, "fused_activation": False}),
+    ("megatron-lm-2024-fa2-fp32-reduce", "megatron-lm-2024-fa2", {"grad_reduce_bytes": 4.0}),
+    ("torchtitan-fsdp2-fused-loss", "torchtitan-fsdp2", {"fused_cross_entropy": True}),
+    ("fsdp1-eager-bf16-reduce", "fsdp1-eager", {"grad_reduce_bytes": 2.0}),
+    ("mbridge-2026-native-ce-no-tp-overlap", "mbridge-2026-native-ce", {"tp_overlap": False}),
+    ("mbridge-2026-native-ce-tp-no-sp", "mbridge-2026-native-ce", {"tp_overlap": False, "sequence_parallel": False}),
+    ("mbridge-2026-fp8cs-tp-no-sp", "mbridge-2026-fp8cs", {"tp_overlap": False, "sequence_parallel": False}),
+    ("gpt-neox-2023-fa2", "gpt-neox-2023", {"attention_kernel": "fa2", "dp_overlap": True}),
+    ("nanogpt-2023", "flash-attn-2022", {"fused_cross_entropy": False, "loss": "torch-fp32", "dropout_masks": False}),
+    ("nemo-2024-deepep-overlap-natural", "nemo-2024", {"ep_overlap": True, "moe_load_factor": 1.1}),
+    ("deepspeed-2021-fa2", "deepspeed-2021", {"flash_attention": True, "attention_kernel": "fa2"}),
+    ("automodel-te-eager", "automodel-te", {"fused_elementwise": False}),
+]
+
+
+@pytest.mark.parametrize("name,base,changed", _CORRECTED)
+def test_corrected_stacks_change_only_the_stated_fields(name, base, changed):
+    new, old = validation.STACKS[name], validation.STACKS[base]
+    diff = {f.name: getattr(new, f.name) for f in dataclasses.fields(new) if getattr(new, f.name) != getattr(old, f.name)}
+    assert diff == changed
+    assert validation.STACK_FAMILIES[name] == validation.STACK_FAMILIES[base]
+
+
+def test_corrected_rows_name_their_new_stack_in_the_note():
+    """Every row moved in session 52 records the stack it left and the stated fact that moved it."""
+    moved = [c for c in validation.runs() if "Stack corrected (session 52)" in c["note"]]
+    assert len(moved) == 102
+    for c in moved:
+        assert f"Stack corrected (session 52): {c['stack']} in place of " in c["note"]
+
+
+def test_corrected_stacks_move_the_step_the_way_their_physics_says(cases):
+    """TE's cuDNN attention is faster than FlashAttention-2 (MaxText's Llama 3 70B); an FP32 gradient reduction that
+    is not overlapped costs time (Megatron-Kwai's 65B); a BF16 reduction saves it (IBM's fms-fsdp 70B on H100);
+    Triton norm and rotary kernels beat eager ones (XTuner's Llama 2 7B at 8k). Throughput units: tokens/s/GPU or an
+    iteration time, so each pair is compared in the row's own unit."""
+    def faster(case_id, new, old):
+        case = cases[case_id]
+        a, b = _predict(case, new), _predict(case, old)
+        return a < b if case["unit"] == "iteration_s" else a > b
+    assert faster("heldout97-dgxc-maxtext-llama3-70b-h100-128-bf16", "xla-fsdp-te", "xla-fsdp")
+    assert not faster("heldout98-p-kwai-fig9-65b-h800-112-tp4cp1pp4", "megatron-kwai-2024", "nemo-2024")
+    assert faster("ibm-fsdp-llama2-70b-h100-96", "fsdp1-eager-bf16-reduce", "fsdp1-eager")
+    assert faster("heldout75-xtuner-llama2-7b-a100x8-8k-sp1", "xtuner-2024", "torchtitan-fsdp2-eager")

@@ -270,9 +270,12 @@ def test_held_out_cases_median(table):
     Set 101 (model cards, NeMo AutoModel's Megatron-FSDP reports, Megatron-Bridge / Megatron-LM threads, AWS's Kimi-K2
     on B200, the DeepSpeed-on-Azure blog, the Paxml GPU README, Marin's and Thunder's notes): 11.9% blind over 39 (2
     refused and not merged), merged: all 1,216 predicted: 11.09% (565 of 1,216 within 10%), the target missed by
-    forty-three runs. The bound records that state."""
+    forty-three runs; 10.96% (575 within) once session 52 moved 102 rows to the stacks their own notes state
+    (Transformer Engine's cuDNN attention in MaxText and Pax, Megatron-Kwai's unoverlapped FP32 reduction, PaddlePaddle's
+    unfused projections, XTuner's Triton kernels, Apertus's unoverlapped TP, BF16 / FP32 reductions as stated):
+    thirty-three runs short. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1216 and held.error.count() == 1216 and held.error.abs().median() <= 0.111
+    assert len(held) == 1216 and held.error.count() == 1216 and held.error.abs().median() <= 0.1097
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -444,8 +447,9 @@ def test_held_out_cases_median(table):
     ("heldout72-torchtitan-asynctp", 0.14, 0.64), ("heldout72-nemo2507-gb200", 0.025, 0.055),
     # set 75, merged at its blind error: XTuner's sequence-parallel speed benchmark on A100 (Hugging Face layers under
     # DeepSpeed, Ulysses sequence parallelism recorded as cp), Llama 2 7B at 8k-1M tokens 8-22% short, Yi-34B -18% to
-    # +23%, Llama 2 70B -22% to +43% (its 8k row without sequence parallelism)
-    ("heldout75-xtuner-seqpar", 0.17, 0.44),
+    # +23%, Llama 2 70B -22% to +43% (its 8k row without sequence parallelism); since session 52 on xtuner-2024 (the
+    # Triton RMSNorm and rotary kernels its notes state, eager otherwise): 15% median, the 70B 8k row +49%
+    ("heldout75-xtuner-seqpar", 0.17, 0.495),
     # set 77, merged at its blind error: BigScience's tr11 topology benchmarks (February 2022, Megatron-DeepSpeed on 384
     # A100) -27% to +4%, median 3.7%; its bf16 probe runs on 8-160 GPUs, the single second iteration of each, -33%
     ("heldout77-bigscience-tr11-topology", 0.045, 0.27), ("heldout77-bigscience-tr11-bf16-probe", 0.335, 0.345),
@@ -523,15 +527,17 @@ def test_held_out_cases_median(table):
     # (MegaScale-MoE tightened from 0.545 / 0.99 once session 48 split the Megatron-LM baseline's experts over TP)
     ("heldout96-fp8lm", 0.21, 0.28), ("heldout96-megascale-moe", 0.50, 0.885),
     ("heldout96-fw-lambda-gb300-gptoss", 0.12, 0.445), ("heldout96-fw-together-dsv3-opt", 0.235, 0.245),
-    ("heldout96-atorch-llama2", 0.07, 0.195), ("heldout96-marinfold-nemo", 0.32, 0.355),
+    ("heldout96-atorch-llama2", 0.07, 0.095), ("heldout96-marinfold-nemo", 0.32, 0.355),
     ("heldout96-bionemo-llama3", 0.19, 0.275),
     # set 97 (predicted at e0cac6b, merged unchanged): dgxc-benchmarking's NeMo 24.11 / 24.12 tables on 16-2,304 H100
     # (the model's step 3-10% short for the dense models, Grok-1 16-28% short), its MaxText Llama 3 70B table (the
     # model's step 19-21% long in BF16, 36-42% in FP8), MaxText's A3 Llama 2 7B (-10% to +11%), FlagPerf's ChatGLM3-6B
-    # DeepSpeed run (+13%), OLMo-core's 32B (+4%, +11%)
+    # DeepSpeed run (+13%), OLMo-core's 32B (+4%, +11%). Session 52 priced the MaxText rows' stated cudnn_flash_te at
+    # the vendor attention rate (xla-fsdp-te): the 70B table 11-27% long (was 19-42%), the A3 7B rows -3% to +19%
+    # (was -10% to +11%); OLMo-core's stated fused loss (torchtitan-fsdp2-fused-loss) moves it by 0.3 points
     ("heldout97-dgxc2411", 0.09, 0.195), ("heldout97-dgxc2412", 0.055, 0.28),
-    ("heldout97-dgxc-maxtext-llama3", 0.29, 0.425), ("heldout97-maxtext-a3-readme", 0.045, 0.11),
-    ("heldout97-flagperf-chatglm3", 0.13, 0.13), ("heldout97-olmocore-readme-32b", 0.075, 0.11),
+    ("heldout97-dgxc-maxtext-llama3", 0.172, 0.273), ("heldout97-maxtext-a3-readme", 0.1, 0.19),
+    ("heldout97-flagperf-chatglm3", 0.13, 0.13), ("heldout97-olmocore-readme-32b", 0.076, 0.113),
     # set 98 (predicted at aaa4a45, merged unchanged): Megatron-Kwai's H800 runs (+3% to +23%), PaddlePaddle's Llama /
     # Qwen / Baichuan 2 tables on 8 A100 on the Megatron stand-in (+10% to +54%), FlagPerf's DeepSpeed Baichuan2-13B on
     # 16 H800 without FlashAttention-2 (+55%, +92%), nanoGPT's GPT-2 124M on 8 A100 (step 22% short), Megatron-Bridge
@@ -575,11 +581,13 @@ def test_held_out_cases_median(table):
     # B200 over EFA (47-70% short, as set 99's AWS rows), Megatron-FSDP v1 / v2's Qwen3-30B-A3B on 8 GB200 (+97%,
     # +110%), a DeepSeek-V2-Lite Megatron-LM repo on 8 H100 (41% short: 32 local experts per rank), MPT-7B's and
     # StableLM-3B's model-card run averages (+55%, -10%), Paxml's 2023 GPT runs on A100 (+33% to +71% without flash
-    # attention), Marin's grug MoE (0-26%), MarinFold's Levanter run (47% short), LitGPT / Thunder rows (2-12%)
+    # attention), Marin's grug MoE (0-26%), MarinFold's Levanter run (47% short), LitGPT / Thunder rows (2-12%);
+    # StableLM-3B on gpt-neox-2023-fa2 since session 52 (its note's FlashAttention-2 and overlapped ZeRO-1): -10% -> +15%;
+    # AutoModel's FSDP2 70B row on automodel-te-eager (its no_compile): +11% -> +20%
     ("heldout101-a-automodel-mfsdp-70b-cp2", 0.025, 0.025), ("heldout101-a-automodel-mfsdp-70b-eos", 0.016, 0.016),
-    ("heldout101-a-automodel-mfsdp-70b-flags", 0.03, 0.03), ("heldout101-a-automodel-mfsdp-70b-noflag", 0.07, 0.108),
+    ("heldout101-a-automodel-mfsdp-70b-flags", 0.03, 0.03), ("heldout101-a-automodel-mfsdp-70b-noflag", 0.115, 0.198),
     ("heldout101-a-automodel-mfsdp-qwen3", 0.17, 0.17), ("heldout101-a-megatron-dsv2lite", 0.41, 0.41),
-    ("heldout101-a-mpt7b-modelcard", 0.555, 0.555), ("heldout101-a-stablelm-3b-4e1t", 0.102, 0.102),
+    ("heldout101-a-mpt7b-modelcard", 0.555, 0.555), ("heldout101-a-stablelm-3b-4e1t", 0.149, 0.149),
     ("heldout101-b-mbridge-issue3385", 0.146, 0.182), ("heldout101-b-mbridge-pr1760", 0.116, 0.168),
     ("heldout101-b-mlm-pr6311", 0.158, 0.158), ("heldout101-b-mlm-pr6429", 0.218, 0.344),
     ("heldout101-c-aws-kimik2-b200-2608", 0.545, 0.704), ("heldout101-c-deepspeed-azure-2022", 0.017, 0.017),
@@ -685,7 +693,8 @@ def test_held_out_cases_median(table):
     ("heldout54-mcore-moe-readme", 0.065, 0.1),
     # set 56, merged at its blind error: the NeMo-Framework-Launcher README's GPT-3 5B / 175B scaling on A100 (its
     # 175B rows, batch and layout unstated, are the misses) and dgxc-benchmarking's PaxML GPT-3 5B on 16-128 H100
-    ("heldout56-nemo-launcher-a100", 0.085, 0.425), ("heldout56-dgxc-paxml-5b", 0.185, 0.22),
+    # (on xla-fsdp-te since session 52, the NVTE_FUSED_ATTN=1 its notes state: the steps 20-25% short, were 16-20%)
+    ("heldout56-nemo-launcher-a100", 0.085, 0.425), ("heldout56-dgxc-paxml-5b", 0.216, 0.252),
     # set 58, merged at its blind error: gpu-recipes NeMo logs on 8x B200 VMs (Qwen3-30B-A3B FP8 at EP8 the 2x miss)
     ("heldout58-gpurecipes-a4-custom", 0.145, 0.465), ("heldout58-yangwhale-a4-nemo", 0.15, 0.435),
     # set 60, merged at its blind error: Together AI's B200 worklogs (Nemotron-4 340B / 15B slower in the model)
