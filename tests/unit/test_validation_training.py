@@ -270,12 +270,15 @@ def test_held_out_cases_median(table):
     Set 101 (model cards, NeMo AutoModel's Megatron-FSDP reports, Megatron-Bridge / Megatron-LM threads, AWS's Kimi-K2
     on B200, the DeepSpeed-on-Azure blog, the Paxml GPU README, Marin's and Thunder's notes): 11.9% blind over 39 (2
     refused and not merged), merged: all 1,216 predicted: 11.09% (565 of 1,216 within 10%), the target missed by
-    forty-three runs; 10.96% (575 within) once session 52 moved 102 rows to the stacks their own notes state
-    (Transformer Engine's cuDNN attention in MaxText and Pax, Megatron-Kwai's unoverlapped FP32 reduction, PaddlePaddle's
-    unfused projections, XTuner's Triton kernels, Apertus's unoverlapped TP, BF16 / FP32 reductions as stated):
-    thirty-three runs short. The bound records that state."""
+    forty-three runs. Session 52 then moved 177 rows to the stacks their own notes state (a review of every row:
+    Transformer Engine's cuDNN attention in MaxText and Pax, Megatron-Kwai's unoverlapped FP32 reduction, PaddlePaddle's
+    unfused projections, XTuner's Triton kernels, Apertus's and MLPerf's unoverlapped TP, AWS's all-to-all dispatcher,
+    MLPerf's embedding and loss in the pipeline split and all-NVFP4 layers, stated natural routing, stated losses and
+    reductions): 11.23% (565 of 1,216 within 10%), forty-three runs short. The stated stacks exposed errors the stand-ins
+    had hidden (MLPerf's 405B with TP_COMM_OVERLAP False, its 8B NVFP4 with no BF16 layers, ATorch's TP 2 runs with
+    FlashAttention-2). The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1216 and held.error.count() == 1216 and held.error.abs().median() <= 0.1097
+    assert len(held) == 1216 and held.error.count() == 1216 and held.error.abs().median() <= 0.1124
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -296,6 +299,13 @@ def test_held_out_cases_median(table):
 # rows on GB200 / GB300 came 3-9 points closer (held-out 9.76% -> 9.20%; sets 1-26 alone 9.00% -> 8.87%). Rows already
 # fast moved further: GPT-OSS 120B BF16 on 64 B200 (25.11 +90% -> +108%, 26.04 +42% -> +59%), Megatron-LM's DeepSeek-V3
 # baseline on GB200 (+89% -> +95%), Together's 512-B200 runs (iteration times 3 points shorter).
+# Session 52 put 177 rows on the stacks their own notes state (data/runs/HELD_OUT.md, "Session 52"). Bounds it
+# loosened: MLPerf's Llama 3.1 405B with TP_COMM_OVERLAP False on GB300 (+7% -> +29% in step time: the exposed TP
+# collectives the model prices at 23 s of a 92 s step), MLPerf's Llama 3.1 8B NVFP4 logs with no BF16 layers (steps
+# 4-14% short where the 16% kept-layer default had them within 7%), ATorch's TP 2 DeepSpeed runs with FlashAttention-2
+# (-6% -> +21%), the 405B rows counting the embedding and loss in the pipeline split, natural routing and DP overlap
+# where stated. Bounds it tightened: AWS's all-to-all rows, Apertus, Megatron-Kwai, nanoGPT, MCore's Mixtral README,
+# the NeMo Llama 3.1 70B recipes on B200.
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
@@ -312,7 +322,7 @@ def test_held_out_cases_median(table):
     ("heldout5-mpt", 0.115, 0.415),
     # set 6, merged at the error it had when first predicted (blind): NeMo 25.04's DeepSeek-V3 BF16 on 256 GB200 runs 3.4x
     # slower than predicted (958 tokens/s per GPU; Megatron-Bridge 25.11 runs the same model at 3,848 on GB300)
-    ("heldout6-dgxc2504", 0.04, 0.22), ("heldout6-dgxc2504-moe", 0.21, 0.72), ("heldout6-moe-modelzoo", 0.17, 0.29),
+    ("heldout6-dgxc2504", 0.066, 0.22), ("heldout6-dgxc2504-moe", 0.21, 0.72), ("heldout6-moe-modelzoo", 0.17, 0.29),
     ("heldout6-nemo2407", 0.05, 0.115),
     # set 7, merged at the error it had when first predicted (blind): Megatron-Bridge's GPT-OSS 120B (+45% to +106%)
     # and Qwen3-30B on H100 (+111%) as in the earlier sets; Together AI's B200 cluster runs 9-45% slower than predicted
@@ -364,7 +374,7 @@ def test_held_out_cases_median(table):
     ("heldout16-mlperf41-gpt3", 0.055, 0.1),
     # set 17, merged at its blind error: Llama 3.1 405B (MLPerf v5.0) 6-10% short; gpt-oss-20b on 72 GB200/GB300 at one
     # micro-batch of 8,192 tokens per two GPUs 22-25% short, on 8 GB200 14% (the small-work-per-GPU miss of sets 8-14)
-    ("heldout17-mlperf50-llama405b", 0.04, 0.07), ("heldout17-mlperf60-gptoss20b", 0.19, 0.215),
+    ("heldout17-mlperf50-llama405b", 0.04, 0.074), ("heldout17-mlperf60-gptoss20b", 0.19, 0.215),
     # set 18 (blind 10%, 21% and 21%, predicted on 8-GPU nodes and the catalogue's NICs), merged with the clusters the
     # rows state: KempnerForge's 70B TP4 x FSDP on 4-GPU H200 nodes -28% / -33% -> -5%; IBM's FSDP on 400 / 800 Gb/s per
     # node 20% / 50% fast -> 11% / 37% (7B at HSDP, recorded as full sharding); one H200 with full recompute 24% slow.
@@ -398,9 +408,9 @@ def test_held_out_cases_median(table):
     # Megatron-Core's TP overlap (stack nemo-2024); without it (megatron-lm-2024) 10-23% and 3%, but the runs do not
     # say. torchao's float8 Llama 3 8B on 8 H100 (part and power not stated; the catalogue's 700 W part) 35-58% fast,
     # its power-limited B200 row 159% (as the torchtitan-blackwell rows of the same table)
-    ("heldout22-mlperf41-gpt3-oracle", 0.1, 0.19), ("heldout22-mlperf50-carina-gb200", 0.06, 0.06),
+    ("heldout22-mlperf41-gpt3-oracle", 0.1, 0.19), ("heldout22-mlperf50-carina-gb200", 0.06, 0.066),
     ("heldout22-mlperf50-nebius-h200", 0.03, 0.03), ("heldout22-mlperf51-llama8b-b200-64", 0.075, 0.08),
-    ("heldout22-mlperf51-uf-b200", 0.09, 0.1), ("heldout22-mlperf60-nebius-b300", 0.07, 0.07),
+    ("heldout22-mlperf51-uf-b200", 0.098, 0.102), ("heldout22-mlperf60-nebius-b300", 0.07, 0.07),
     ("heldout22-nemotron4-15b-production", 0.46, 0.56), ("heldout22-nemotron4-340b-ramp", 0.15, 0.15),
     ("heldout22-torchao-float8-h100", 0.285, 0.445), ("heldout22-torchao-mx-b200", 1.155, 1.155),
     # set 23, merged at its blind error (step times: - is short). MLPerf v6.0 NVIDIA DeepSeek-V3 on 2,048-8,192 GB200
@@ -409,7 +419,7 @@ def test_held_out_cases_median(table):
     # rack +6%, Inventec's gpt-oss-20b -9%. FlashAttention's GPT-3 125M-2.7B on 8 A100 within 10%, BigScience's
     # 176-195B layouts on 384 A100 within 15%, JAX-Toolbox Paxml on 256 GPUs (XLA FSDP, stack torchtitan-fsdp2 as the
     # closest preset): A100 within 7%, H100 15-64% fast (TE FP8 5B the worst)
-    ("heldout23-mlperf60-dsv3-gb200-scale", 0.32, 0.44), ("heldout23-mlperf60-llama405b-hpe-nvl72", 0.07, 0.07),
+    ("heldout23-mlperf60-dsv3-gb200-scale", 0.32, 0.44), ("heldout23-mlperf60-llama405b-hpe-nvl72", 0.286, 0.286),
     ("heldout23-mlperf60-llama8b-partners", 0.18, 0.25), ("heldout23-mlperf60-gptoss-inventec", 0.09, 0.09),
     ("heldout23-mlperf51-llama8b-gb200", 0.205, 0.31), ("heldout23-flashattn-gpt3-a100", 0.04, 0.10),
     ("heldout23-bigscience-tr11-prequel", 0.05, 0.16), ("heldout23-jaxtoolbox-pax", 0.19, 0.65),
@@ -432,7 +442,7 @@ def test_held_out_cases_median(table):
     # gpt-oss-20b MXFP8 8-9% short on 8 B300 and 21% short on 72 GB300; Megatron-Bridge 26.04's cells on 64-256
     # GB200 / GB300 -20% to +2%, Qwen3-235B on 256 H100 30% fast; torchtitan's A100 Llama 2 13B / 70B 8-12% fast
     # (-2% / +5% once session 39 priced their eager elementwise chains)
-    ("heldout26-mlperf-train", 0.07, 0.22), ("heldout26-mbridge-2604", 0.135, 0.19),
+    ("heldout26-mlperf-train", 0.072, 0.22), ("heldout26-mbridge-2604", 0.135, 0.19),
     ("heldout26-torchtitan-a100", 0.03, 0.05),
     # set 70, merged at its blind error (the first set predicted with PyTorch eager's unfused chains priced): the IBM /
     # Meta blog's MFU with and without torch.compile, A100 -19% to +7% and H100 +1% to +46% (34B / 70B on 464 H100);
@@ -518,16 +528,16 @@ def test_held_out_cases_median(table):
     # pretraining -4% to +34%; the 64k runs +75% / +208%), the Vocabulary Parallelism paper's 1F1B baselines on 8-32
     # A100 (-17% to +10%: the 256k-vocabulary rows of the 21B model 16-17% slow), NeMo-Framework-Launcher's 24.05
     # (-8% to +22%) and early-2024 (-25% to +33%) H100 FP8 tables
-    ("heldout95-apertus", 0.19, 2.08), ("heldout95-vocab-parallel", 0.07, 0.17),
+    ("heldout95-apertus", 0.165, 1.94), ("heldout95-vocab-parallel", 0.07, 0.17),
     ("heldout95-fw-nemolauncher-2405", 0.045, 0.165), ("heldout95-fw-nemolauncher-early2024", 0.13, 0.3),
     # set 96 (predicted at 1d67b77, merged unchanged): FP8-LM's Megatron-LM GPT 7B-175B on 32-128 H100 (+16% to +28%),
     # MegaScale-MoE's Megatron-LM baseline of a 352B MoE on 240-1,440 H800 (1.98-2.29x optimistic), Lambda's GB300
     # GPT-OSS (-12% to +44%), Together's DeepSeek-V3 MXFP8 on 512 B200 (-22%, -24%), ATorch's Llama 2 7B on 8-64 A100
     # (-19% to -5%), a generic NeMo 25.04 config on 8 H100 (+32% to +35%), BioNeMo's Llama 3.1 on B200 (-27% to +20%)
     # (MegaScale-MoE tightened from 0.545 / 0.99 once session 48 split the Megatron-LM baseline's experts over TP)
-    ("heldout96-fp8lm", 0.21, 0.28), ("heldout96-megascale-moe", 0.50, 0.885),
+    ("heldout96-fp8lm", 0.21, 0.28), ("heldout96-megascale-moe", 0.503, 0.885),
     ("heldout96-fw-lambda-gb300-gptoss", 0.12, 0.445), ("heldout96-fw-together-dsv3-opt", 0.235, 0.245),
-    ("heldout96-atorch-llama2", 0.07, 0.095), ("heldout96-marinfold-nemo", 0.32, 0.355),
+    ("heldout96-atorch-llama2", 0.152, 0.242), ("heldout96-marinfold-nemo", 0.32, 0.355),
     ("heldout96-bionemo-llama3", 0.19, 0.275),
     # set 97 (predicted at e0cac6b, merged unchanged): dgxc-benchmarking's NeMo 24.11 / 24.12 tables on 16-2,304 H100
     # (the model's step 3-10% short for the dense models, Grok-1 16-28% short), its MaxText Llama 3 70B table (the
@@ -546,7 +556,7 @@ def test_held_out_cases_median(table):
     ("heldout98-f-paddlenlp", 0.145, 0.305), ("heldout98-i-megatron-bridge-1976", 0.075, 0.075),
     ("heldout98-i-megatron-bridge-3862", 0.14, 0.14), ("heldout98-i-megatron-bridge-3880", 0.48, 0.48),
     ("heldout98-i-megatron-bridge-5094", 0.175, 0.23), ("heldout98-i-megatron-bridge-949", 0.03, 0.03),
-    ("heldout98-i-nanogpt-110", 0.22, 0.22), ("heldout98-p-megatron-kwai", 0.105, 0.23),
+    ("heldout98-i-nanogpt-110", 0.012, 0.012), ("heldout98-p-megatron-kwai", 0.078, 0.215),
     # set 99 (predicted at 43e3370; merged with issue 658's rows on Pai-Megatron-Patch's stack and its MoE-module
     # recompute searched, and the DistFlashAttn TP 16 rows priced since stated TP may span nodes): Crusoe's torchtitan
     # Llama 3.1 8B on 8-128 H100 / H200 / B200 / GB200 (-11% to +6%), torchtune's 3B on one A100 (-10% to +3%), the
@@ -556,8 +566,8 @@ def test_held_out_cases_median(table):
     # and Qwen3-8B (11-19% short), Pai-Megatron-Patch issue 658's Qwen3-235B on 256 H800 (-5% to +20% in step time)
     ("heldout99-f-crusoe-titan", 0.035, 0.115), ("heldout99-f-mbridge-card-q235", 0.26, 0.26),
     ("heldout99-f-primerl-perf", 0.32, 0.37), ("heldout99-f-torchtune", 0.095, 0.105),
-    ("heldout99-i-aws-dsv3-b300", 0.67, 0.75), ("heldout99-i-aws-kimik2-b300", 0.685, 0.715),
-    ("heldout99-i-aws-qwen3-235b-b300", 0.705, 0.75), ("heldout99-i-aws-qwen3-30b-h100", 0.76, 0.835),
+    ("heldout99-i-aws-dsv3-b300", 0.7, 0.72), ("heldout99-i-aws-kimik2-b300", 0.685, 0.729),
+    ("heldout99-i-aws-qwen3-235b-b300", 0.642, 0.743), ("heldout99-i-aws-qwen3-30b-h100", 0.702, 0.831),
     ("heldout99-i-aws-qwen3-8b", 0.15, 0.19), ("heldout99-i-pai658", 0.13, 0.2),
     ("heldout99-p-distflashattn", 0.21, 0.72), ("heldout99-p-llama1-65b", 0.035, 0.035),
     # set 100 (predicted at 5e186b4; merged with the LAER-MoE, VectorLM, Scicom and Megatron-Bridge PR 4330 rows on the
@@ -608,7 +618,7 @@ def test_held_out_cases_median(table):
     ("heldout28-mlperf31-gpt3-azure", 0.015, 0.015), ("heldout28-mcore-moe-report", 0.155, 0.36),
     # set 29, merged at its blind error: Supermicro's MLPerf v6.0 logs, Llama 3.1 8B NVFP4 on 8 B300 +4% and 72 GB300
     # -6%, gpt-oss-20b MXFP8 on 8 B300 -8% (other submitters' rows of the same cells are in sets 21-26)
-    ("heldout29-mlperf60-supermicro", 0.07, 0.09),
+    ("heldout29-mlperf60-supermicro", 0.07, 0.096),
     # set 30, merged at its blind error: InternLM's InternLM-7B on 8-1,024 A100 (4 x 100 Gb RoCE per node), +4% to
     # +12% on 8-128 GPUs; on 1,024 with one micro-batch per step +31% / +65%, its optimizer sharded over all 1,024
     # ranks +57% / +92% (the data-parallel exchange the model hides behind backward is exposed in the run)
@@ -616,7 +626,7 @@ def test_held_out_cases_median(table):
     # set 31, merged at its blind error: NeMo 24.07's unused H100 FP8 cells (Nemotron-3 8B on 64 GPUs +20%, 22B +8%;
     # Llama 2 7B / 13B / 70B SFT on 8-16 GPUs +5%, -10%, +7%), Oracle's MLPerf v5.1 Llama 3.1 8B on 8 B200 (+1%) and
     # HPE's v6.0 Llama 3.1 8B / gpt-oss-20b on 8 GB300 (+6% / -4%)
-    ("heldout31-nemo2407-unused-cells", 0.065, 0.195), ("heldout31-mlperf51-oracle-b200x8", 0.025, 0.025),
+    ("heldout31-nemo2407-unused-cells", 0.065, 0.195), ("heldout31-mlperf51-oracle-b200x8", 0.084, 0.084),
     ("heldout31-mlperf60-hpe-gb300x8", 0.05, 0.075),
     # set 32, merged at its blind error: Megatron-Bridge's model-verification cards, the tuned benchmarks (Qwen3-30B-A3B
     # on 16 H100 +25%, on 32-256 GB300 -15%; DeepSeek-V3 on 1,024 H100 -12%) and the functional runs the cards call
@@ -660,7 +670,7 @@ def test_held_out_cases_median(table):
     ("heldout41-automodel-hybridep", 0.4, 0.6), ("heldout41-mlperf60-supermicro", 0.17, 0.20),
     # set 42, merged at its blind error: Supermicro's MLPerf v6.0 Llama 3.1 8B NVFP4 on 8 B300 / B200 (+4% to +7%) and
     # gpt-oss-20b on 8 B300 (8% short); GigaComputing's gpt-oss-20b on 72 GB300, layout not stated (41% short)
-    ("heldout42-mlperf60-supermicro", 0.07, 0.09), ("heldout42-mlperf60-gigacomputing", 0.385, 0.385),
+    ("heldout42-mlperf60-supermicro", 0.07, 0.094), ("heldout42-mlperf60-gigacomputing", 0.385, 0.385),
     # set 43, merged at its blind error: Nebius' MLPerf v6.0 Llama 3.1 8B NVFP4 and gpt-oss-20b MXFP8 on 8 B300, 2x4 and
     # 72 GB300 (-20% to +5%), GigaComputing's 8B on 8 B300 (-1%), Cisco's gpt-oss-20b FP8 on 64 H100 (34% short)
     ("heldout43-mlperf60-nebius", 0.06, 0.20), ("heldout43-mlperf60-gigacomputing", 0.02, 0.02),
@@ -678,7 +688,7 @@ def test_held_out_cases_median(table):
     ("heldout46-mbv-qwen3-8b", 3.765, 12.8),
     # set 49, merged at its blind error: Lambda's GPT-3 175B on 128 H100 (12% short), HPE's 405B NVFP4 on one GB300 rack
     # at GBS 144 (+5%)
-    ("heldout49-mlperf40-lambda-gpt3", 0.12, 0.12), ("heldout49-mlperf60-hpe-405b-reduced-gbs", 0.055, 0.055),
+    ("heldout49-mlperf40-lambda-gpt3", 0.12, 0.12), ("heldout49-mlperf60-hpe-405b-reduced-gbs", 0.269, 0.269),
     # set 50, merged at its blind error: MegaScale's Megatron-LM baselines, Megatron-LM's README GPT-3 example and the
     # Zero Bubble paper's 1F1B baseline (10-18% short until session 40 priced the split it states, the embedding and the
     # loss a layer each: +6% to +12%)
@@ -690,13 +700,13 @@ def test_held_out_cases_median(table):
     # (Megatron-LLaMA's Hugging Face / DeepSpeed baseline runs eager since session 39: +44% -> +31%)
     ("heldout52-flashattn-owt-steptime", 0.03, 0.045), ("heldout52-megatron-llama", 0.12, 0.315),
     # set 54, merged at its blind error: Megatron-Core's MoE README, Mixtral 8x7B on 64 H100
-    ("heldout54-mcore-moe-readme", 0.065, 0.1),
+    ("heldout54-mcore-moe-readme", 0.038, 0.055),
     # set 56, merged at its blind error: the NeMo-Framework-Launcher README's GPT-3 5B / 175B scaling on A100 (its
     # 175B rows, batch and layout unstated, are the misses) and dgxc-benchmarking's PaxML GPT-3 5B on 16-128 H100
     # (on xla-fsdp-te since session 52, the NVTE_FUSED_ATTN=1 its notes state: the steps 20-25% short, were 16-20%)
     ("heldout56-nemo-launcher-a100", 0.085, 0.425), ("heldout56-dgxc-paxml-5b", 0.216, 0.252),
     # set 58, merged at its blind error: gpu-recipes NeMo logs on 8x B200 VMs (Qwen3-30B-A3B FP8 at EP8 the 2x miss)
-    ("heldout58-gpurecipes-a4-custom", 0.145, 0.465), ("heldout58-yangwhale-a4-nemo", 0.15, 0.435),
+    ("heldout58-gpurecipes-a4-custom", 0.145, 0.465), ("heldout58-yangwhale-a4-nemo", 0.15, 0.194),
     # set 60, merged at its blind error: Together AI's B200 worklogs (Nemotron-4 340B / 15B slower in the model)
     ("heldout60-together-b200-512", 0.14, 0.285), ("heldout60-together-b200-256", 0.215, 0.275),
     ("heldout60-together-b200-n4-15b", 0.15, 0.265), ("heldout60-together-b200-k8s", 0.335, 0.335),

@@ -277,9 +277,10 @@ STACKS = {
     # PaddleNLP / FlagPerf PaddlePaddle configs: ``fuse_attention_qkv`` / ``fuse_attention_ffn`` not set (separate
     # Q / K / V and gate / up GEMMs) and ``sequence_parallel 0``
     "paddle-2024": replace(MEGATRON_LM_FA2, uniform_expert_tp=True, sequence_parallel=False, fused_projections=False),
-    # InternLM's 7B configs at TP 2: "TP2 without sequence parallelism or TP communication overlap" (gradient reduce
-    # and parameter gather overlapped, ``overlap_sync_grad`` / ``overlap_sync_param``)
-    "internlm-2024-tp": replace(_NEMO_2024, sequence_parallel=False, tp_overlap=False),
+    # NeMo-style TP without sequence parallelism or TP communication overlap: InternLM's 7B configs at TP 2 ("TP2
+    # without sequence parallelism or TP communication overlap", gradient reduce and parameter gather overlapped) and
+    # the NeMo Llama 3.1 70B recipe at TP 8 on B200 (``sequence_parallel false``, ``ub_tp_comm_overlap false``)
+    "nemo-2024-tp-no-sp": replace(_NEMO_2024, sequence_parallel=False, tp_overlap=False),
     # XTuner's sequence-parallel runs: no torch.compile, but Triton RMSNorm and rotary kernels (fused norms and rotary,
     # the SwiGLU eager)
     "xtuner-2024": replace(training.STACKS["fsdp2-eager"], fused_elementwise=True, fused_activation=False),
@@ -331,6 +332,44 @@ STACKS = {
     # NeMo AutoModel's FSDP2 Llama 3.1 70B profiling run with ``no_compile``: eager, TE attention only (its norms
     # ``rms_norm torch_fp32``), so the elementwise chains run unfused
     "automodel-te-eager": replace(AUTOMODEL_BF16, attention_kernel="vendor", fused_elementwise=False),
+    # Session 52, the second half of the review (rows outside 10-30%):
+    # AWS's Megatron-Bridge MoE benchmarks: the NCCL arm runs ``moe_token_dispatcher_type=alltoall`` (one copy per
+    # chosen expert), its "overlap=on" rows with ``overlap_moe_expert_parallel_comm`` (the 1F1B EP all-to-all overlap)
+    "mbridge-2026-alltoall-ep-overlap": replace(MBRIDGE_PERF, ep_dedup=False, ep_overlap=True),
+    # NVIDIA's MLPerf Llama 3.1 405B configs set ``ASYM_PP_EMBED`` / ``ASYM_PP_LOSS``: the embedding and the loss
+    # count as pipeline layers (Megatron's account_for_embedding / account_for_loss_in_pipeline_split)
+    "mbridge-2026-split": replace(MBRIDGE_PERF, embedding_and_loss_in_split=True),
+    "mbridge-2026-fp8cs-split": replace(MBRIDGE_PERF, fp8_current_scaling=True, embedding_and_loss_in_split=True),
+    "nemo-2024-split": replace(_NEMO_2024, embedding_and_loss_in_split=True),
+    # ... and Azure's, with ``TP_COMM_OVERLAP False``; HPE's GB300 405B configs state ``TP_COMM_OVERLAP False`` too,
+    # and so does a NeMo Llama 3.1 70B recipe on B200 (``ub_tp_comm_overlap false``, sequence parallel on)
+    "mbridge-2026-split-no-tp-overlap": replace(MBRIDGE_PERF, embedding_and_loss_in_split=True, tp_overlap=False),
+    "mbridge-2026-no-tp-overlap": replace(MBRIDGE_PERF, tp_overlap=False),
+    "nemo-2024-no-tp-overlap": replace(_NEMO_2024, tp_overlap=False),
+    # rows that state real routing (no forced balancing) at EP > 1: the central busiest-rank load
+    "mbridge-2026-a2a-overlap-natural": replace(_A2A_OVERLAP, moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    "nemo-2024-alltoall-natural": replace(_NEMO_2024, ep_dedup=False,
+                                          moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    "torchtitan-fsdp2-eager-natural": replace(training.STACKS["fsdp2-eager"],
+                                              moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    "torchtitan-fsdp2-chunked-loss-eager-deepep-natural": replace(_CHUNKED_EAGER, ep_dedup=True,
+                                                                  moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    "torchtitan-bf16-chunked-loss-natural": replace(training.STACKS["fsdp2-chunked-loss"], **_BF16_STATES,
+                                                    moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    "torchtitan-bf16-chunked-loss-eager-natural": replace(_CHUNKED_EAGER, **_BF16_STATES,
+                                                          moe_load_factor=training.MOE_LOAD_FACTOR["central"]),
+    # DGX Cloud's Grok-1 recipe on GB200 states ETP 4 with TP 4: the experts split over TP (Megatron-Core's uniform
+    # expert TP)
+    "nemo-2024-expert-tp": replace(_NEMO_2024, uniform_expert_tp=True),
+    # Megatron-LM's Llama 3 8B FP8 analysis scripts pass ``--cross-entropy-loss-fusion`` without an implementation:
+    # Megatron's native fused loss (its FP8 tensorwise run on FP8 current scaling)
+    "mbridge-2026-fp8cs-native-ce": replace(MBRIDGE_PERF, fp8_current_scaling=True, fused_cross_entropy=False,
+                                            loss="megatron-fused"),
+    # MegaScale-MoE's Megatron-LM baseline: "data- and pipeline-parallel communication-computation overlap enabled for
+    # both systems"
+    "megatron-lm-2024-dp-overlap": replace(MEGATRON_LM_2024, dp_overlap=True),
+    # MLPerf's Llama 3.1 8B NVFP4 logs print ``num_layers_at_start/end_in_bf16 0``: every linear layer in NVFP4
+    "mbridge-2026-fp4-all": replace(MBRIDGE_PERF, fp4_kept_layer_fraction=0.0),
     # the same with AutoModel's GPT-OSS configs, which set ``attn: flex`` (FlexAttention, FlashAttention-2 class)
     "automodel-flex": AUTOMODEL_BF16,
     # KempnerForge (PyTorch FSDP2 + DTensor TP): the torchtitan physics, with the model built in BF16
@@ -382,13 +421,23 @@ STACK_FAMILIES = {
     "xla-fsdp": "JAX / XLA (MaxText, Pax)", "xla-2023-noflash": "JAX / XLA (MaxText, Pax)",
     "xla-fsdp-te": "JAX / XLA (MaxText, Pax)", "nemo-2024-alltoall": "Megatron-Core / NeMo",
     "megatron-kwai-2024": "Megatron-Core / NeMo", "paddle-2024": "Megatron-Core / NeMo",
-    "internlm-2024-tp": "Megatron-Core / NeMo", "xtuner-2024": "FSDP (torch-native)",
+    "nemo-2024-tp-no-sp": "Megatron-Core / NeMo", "xtuner-2024": "FSDP (torch-native)",
     "megatron-lm-2024-fa2-fp32-reduce": "Megatron-Core / NeMo", "torchtitan-fsdp2-fused-loss": "FSDP (torch-native)",
     "fsdp1-eager-bf16-reduce": "FSDP (torch-native)", "mbridge-2026-native-ce-no-tp-overlap": "Megatron-Core / NeMo",
     "mbridge-2026-native-ce-tp-no-sp": "Megatron-Core / NeMo", "mbridge-2026-fp8cs-tp-no-sp": "Megatron-Core / NeMo",
     "gpt-neox-2023-fa2": "Megatron 2021-22", "nanogpt-2023": "FSDP (torch-native)",
     "nemo-2024-deepep-overlap-natural": "Megatron-Core / NeMo", "deepspeed-2021-fa2": "Megatron 2021-22",
-    "automodel-te-eager": "FSDP (torch-native)",
+    "automodel-te-eager": "FSDP (torch-native)", "mbridge-2026-alltoall-ep-overlap": "Megatron-Core / NeMo",
+    "mbridge-2026-split": "Megatron-Core / NeMo", "mbridge-2026-fp8cs-split": "Megatron-Core / NeMo",
+    "nemo-2024-split": "Megatron-Core / NeMo", "mbridge-2026-split-no-tp-overlap": "Megatron-Core / NeMo",
+    "mbridge-2026-no-tp-overlap": "Megatron-Core / NeMo", "nemo-2024-no-tp-overlap": "Megatron-Core / NeMo",
+    "mbridge-2026-a2a-overlap-natural": "Megatron-Core / NeMo", "nemo-2024-alltoall-natural": "Megatron-Core / NeMo",
+    "torchtitan-fsdp2-eager-natural": "FSDP (torch-native)",
+    "torchtitan-fsdp2-chunked-loss-eager-deepep-natural": "FSDP (torch-native)",
+    "torchtitan-bf16-chunked-loss-natural": "FSDP (torch-native)",
+    "torchtitan-bf16-chunked-loss-eager-natural": "FSDP (torch-native)", "nemo-2024-expert-tp": "Megatron-Core / NeMo",
+    "mbridge-2026-fp8cs-native-ce": "Megatron-Core / NeMo", "megatron-lm-2024-dp-overlap": "Megatron-Core / NeMo",
+    "mbridge-2026-fp4-all": "Megatron-Core / NeMo",
     "automodel-te": "FSDP (torch-native)",
     "automodel-flex": "FSDP (torch-native)", "kempnerforge-fsdp2": "FSDP (torch-native)",
     "llm-foundry-2023": "FSDP (torch-native)",

@@ -23,7 +23,7 @@ __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "
            "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "UNFUSED_ACTIVATION_EXTRA_KERNELS",
            "GATE_UP_SPLIT_BWD_BYTES", "QKV_LAYOUT_COPY_BYTES", "QKV_LAYOUT_COPY_KERNELS", "activation_fused",
            "qkv_layout_copy_bytes_per_token", "unfused_elementwise_bytes_per_token", "permute_s",
-           "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s"]
+           "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s", "busiest_rank_load"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
 ATTENTION_BWD_OVER_FWD = 2.5
@@ -110,6 +110,13 @@ def dense_ffn_gemm_s(ctx: Context, lay: Layout):
     return n * gemm_s(ctx, T, w * s.d_ff / tp, s.d_model) + gemm_s(ctx, T, s.d_model, s.d_ff / tp)
 
 
+def busiest_rank_load(ctx: Context, lay: Layout):
+    """Tokens on the busiest expert-parallel rank over the mean (``Stack.moe_load_factor``), where there is more than
+    one rank: with ``ep == 1`` every expert sits on each GPU, which routes all of its own tokens whatever their split
+    over the experts, so the rank's load is the mean (1)."""
+    return np.where(lay.ep > 1, ctx.stack.moe_load_factor, 1.0)
+
+
 def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M):
     """Forward time of a MoE FFN: the EP rank's local experts as one grouped GEMM (Megatron-Core
     TEGroupedMLP), the shared experts split over TP, and the router (BF16). Expert tensor
@@ -125,7 +132,7 @@ def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M)
     d = s.d_model
     n, w = _up_gemms(ctx, s)
     local_experts = s.experts / ep
-    te = T / tp * ep * lay.etp * s.top_k / s.experts * ctx.stack.moe_load_factor
+    te = T / tp * ep * lay.etp * s.top_k / s.experts * busiest_rank_load(ctx, lay)
     f = s.expert_d_ff / lay.etp
     p = ctx.ceil.grouped_gemm_overlap_norm        # grouped kernels: compute and stream overlap less
     t = (n * gemm_s(ctx, te, w * f, d, local_experts, m_tile, p)
@@ -438,7 +445,7 @@ def permute_s(ctx: Context, lay: Layout):
     local_experts = s.experts / np.maximum(lay.ep, 1.0)
     sort = np.where(ctx.stack.moe_expert_sort & (lay.ep > 1) & (local_experts > 1),
                     EXPERT_SORT_PASSES * 2 * s.top_k * row_bytes, 0.0)   # each pass reads and writes k rows
-    return lay.tokens / lay.tp * (gather + sort) * ctx.stack.moe_load_factor / ctx.hbm_effective_bytes_per_s
+    return lay.tokens / lay.tp * (gather + sort) * busiest_rank_load(ctx, lay) / ctx.hbm_effective_bytes_per_s
 
 
 #: Non-GEMM kernels a layer's backward launches per forward one (each norm's dgrad and dgamma
