@@ -117,6 +117,10 @@ def test_corrected_stacks_change_only_the_stated_fields(name, base, changed):
     assert validation.STACK_FAMILIES[name] == validation.STACK_FAMILIES[base]
 
 
+def test_every_corrected_stack_is_checked_here_against_its_base():
+    assert {name: base for name, base, _ in _CORRECTED} == validation.CORRECTED_STACKS
+
+
 def test_corrected_rows_name_their_new_stack_in_the_note():
     """Every row moved in session 52 records the stack it left and the stated fact that moved it."""
     moved = [c for c in validation.runs() if "Stack corrected (session 52)" in c["note"]]
