@@ -88,8 +88,11 @@ def test_memory_bound_time_grows_by_the_bytes_and_the_kernels():
 
 def test_only_nanotron_runs_them():
     """Megatron-Core fuses the activation and reads the fused projection in place; torchtitan's eager stack runs every
-    chain unfused on separate projections (no split to concatenate)."""
+    chain unfused on separate projections (no split to concatenate). XTuner (session 52) states Triton norm and rotary
+    kernels without torch.compile: its norms fused, its SwiGLU eager, on separate projections."""
     others = {k: v for k, v in validation.STACKS.items() if k != "nanotron-2025"}
     assert not any(st.qkv_layout_copies for st in others.values())
+    xtuner = others.pop("xtuner-2024")
+    assert xtuner.fused_elementwise and xtuner.fused_activation is False and not xtuner.fused_projections
     assert all(st.fused_activation is None for st in others.values())
     assert not any(st.qkv_layout_copies for st in training.STACKS.values())
