@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from intelligence_per_dollar.model import architecture, collectives
-from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
+from intelligence_per_dollar.model.training.context import (ACTIVATION_BYTES, Context, Layout,
+                                                             busiest_rank_load)
 from intelligence_per_dollar.model.training.memory import ParamsPerGPU
 
 __all__ = ["FSDP_COPY_BYTES", "fsdp_copy_s", "overlap_exposed_s", "tp_all_reduce_s", "tp_exposed_s", "cp_exposed_s",
@@ -97,7 +98,7 @@ def ep_all_to_all_s(ctx: Context, lay: Layout):
     if not architecture.moe_layers(s):
         return 0.0
     disp_bytes = 1.0 if ctx.low_precision else 2.0
-    a2a_bytes = lay.tokens / lay.tp * s.top_k * s.d_model * ctx.stack.moe_load_factor
+    a2a_bytes = lay.tokens / lay.tp * s.top_k * s.d_model * busiest_rank_load(ctx, lay)
     ep_in = np.gcd(ep.astype(np.int64), lay.domain_block).astype(float)
     scale = _remote_copy_scale(s.top_k, ep, ep_in) if ctx.stack.ep_dedup else 1.0
     t = (collectives.hierarchical_all_to_all_s(a2a_bytes * disp_bytes, ep, ep_in, ctx.scaleup, ctx.scaleout,
@@ -115,7 +116,7 @@ def expert_tp_gather_s(ctx: Context, lay: Layout):
     ``tokens x top_k x d_model`` BF16 values (times the busiest rank's load factor) per collective; the backward runs
     the reverse pair. 0 where the experts are not TP-split (``etp`` 1) or there is no TP."""
     s, tp = ctx.s, lay.tp
-    rows = lay.tokens * s.top_k * ctx.stack.moe_load_factor
+    rows = lay.tokens * s.top_k * busiest_rank_load(ctx, lay)
     tp_in = np.gcd(tp.astype(np.int64), lay.domain_block)
     t = 2 * collectives.hierarchical_reduce_scatter_s(rows * s.d_model * ACTIVATION_BYTES, tp, tp_in, ctx.scaleup,
                                                       ctx.scaleout)

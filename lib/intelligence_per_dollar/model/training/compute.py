@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from intelligence_per_dollar.model import architecture, efficiency, peaks
-from intelligence_per_dollar.model.training.context import ACTIVATION_BYTES, Context, Layout
+from intelligence_per_dollar.model.training.context import (ACTIVATION_BYTES, Context, Layout,
+                                                             busiest_rank_load)
 from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
@@ -23,7 +24,7 @@ __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "
            "UNFUSED_SWIGLU_BYTES", "UNFUSED_EXTRA_KERNELS", "UNFUSED_ACTIVATION_EXTRA_KERNELS",
            "GATE_UP_SPLIT_BWD_BYTES", "QKV_LAYOUT_COPY_BYTES", "QKV_LAYOUT_COPY_KERNELS", "activation_fused",
            "qkv_layout_copy_bytes_per_token", "unfused_elementwise_bytes_per_token", "permute_s",
-           "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s", "busiest_rank_load"]
+           "selective_recompute_s", "NONGEMM_BWD_OVER_FWD", "kernel_floors_s"]
 
 #: Flash-attention backward FLOPs over forward (5 matmuls vs 2; Dao 2023, section 3.1).
 ATTENTION_BWD_OVER_FWD = 2.5
@@ -108,13 +109,6 @@ def dense_ffn_gemm_s(ctx: Context, lay: Layout):
         return 0.0
     n, w = _up_gemms(ctx, s)
     return n * gemm_s(ctx, T, w * s.d_ff / tp, s.d_model) + gemm_s(ctx, T, s.d_model, s.d_ff / tp)
-
-
-def busiest_rank_load(ctx: Context, lay: Layout):
-    """Tokens on the busiest expert-parallel rank over the mean (``Stack.moe_load_factor``), where there is more than
-    one rank: with ``ep == 1`` every expert sits on each GPU, which routes all of its own tokens whatever their split
-    over the experts, so the rank's load is the mean (1)."""
-    return np.where(lay.ep > 1, ctx.stack.moe_load_factor, 1.0)
 
 
 def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M):

@@ -15,7 +15,7 @@ from intelligence_per_dollar.sources import assumptions, hardware, models
 
 __all__ = ["PRECISIONS", "RECOMPUTE", "PARALLELISM_KEYS", "ACTIVATION_BYTES", "MAX_SEQ_LEN", "MAX_BATCH_TOKENS",
            "Context", "Layout", "check_int", "check_number", "make_context", "scaled_ceilings", "ceiling_scale_range",
-           "power_capped_ceilings", "layout", "format_layout", "MAX_GPU_SPEED_CV"]
+           "power_capped_ceilings", "layout", "format_layout", "MAX_GPU_SPEED_CV", "busiest_rank_load"]
 
 PRECISIONS = ("bf16", "fp8", "fp4")
 #: Recompute modes, by index in the candidate arrays: 0 none, 1 selective, 2 full, 3 partial.
@@ -247,6 +247,13 @@ class Layout:
         expert parallelism (``ep == 1``; :func:`.memory.params_per_gpu` says why) or where the stack splits the experts
         over TP whatever the EP (``uniform_etp``, :attr:`.stack.Stack.uniform_expert_tp`)."""
         return np.where((self.ep == 1) | self.uniform_etp, self.tp, 1.0)
+
+
+def busiest_rank_load(ctx: Context, lay: Layout):
+    """Tokens on the busiest expert-parallel rank over the mean (``Stack.moe_load_factor``), where there is more than
+    one rank: with ``ep == 1`` every expert sits on each GPU, which routes all of its own tokens whatever their split
+    over the experts, so the rank's load is the mean (1)."""
+    return np.where(lay.ep > 1, ctx.stack.moe_load_factor, 1.0)
 
 
 def layout(ctx: Context, c: Mapping[str, np.ndarray]) -> Layout:
