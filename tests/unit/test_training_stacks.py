@@ -308,7 +308,7 @@ def test_automodel_stack_is_fsdp2_with_the_vendor_attention_kernel():
     and on A100 (FA2 already the best kernel) the same."""
     from intelligence_per_dollar.analysis import validation
     am, tt = validation.STACKS["automodel-te"], validation.STACKS["torchtitan-fsdp2"]
-    assert am.attention_kernel == "vendor" and replace(am, attention_kernel="fa2") == validation.STACKS["automodel-flex"]
+    assert am.attention_kernel == "vendor" and replace(am, attention_kernel="flex") == validation.STACKS["automodel-flex"]
     # beside the kernel, only the model states' bytes, the loss (pure BF16: see below) and the MoE dispatch (DeepEP's
     # one copy per destination, where torchtitan's standard all-to-all sends one per expert) differ from torchtitan's
     assert am.ep_dedup and not tt.ep_dedup

@@ -269,8 +269,8 @@ STACKS = {
     # nemo_automodel/components/models/qwen3_moe/model.py @05e0902; ``optimizer: torch.optim.Adam`` in the
     # benchmark configs), and the configs' ``MaskedCrossEntropy`` sets ``fp32_upcast: false`` (BF16 logits)
     "automodel-te": replace(AUTOMODEL_BF16, attention_kernel="vendor"),
-    # the same with AutoModel's GPT-OSS configs, which set ``attn: flex`` (FlexAttention, FlashAttention-2 class)
-    "automodel-flex": AUTOMODEL_BF16,
+    # the same with AutoModel's GPT-OSS configs, which set ``attn: flex`` (FlexAttention's Triton kernel)
+    "automodel-flex": replace(AUTOMODEL_BF16, attention_kernel="flex"),
     # KempnerForge (PyTorch FSDP2 + DTensor TP): the torchtitan physics, with the model built in BF16
     # (``build_parallel_model``: ``Transformer(...).to(dtype=param_dtype)``, BF16 by default; fused AdamW keeps its
     # moments in the parameter dtype; kempnerforge/distributed/parallel.py @01b461a)
@@ -290,7 +290,7 @@ STACKS = {
     "meta-llama3-4d": training.MODERN,
 }
 
-#: Session 52's stacks, each made from the stack its rows stood on with only what the rows' own notes state changed
+#: Sessions 52-53's stacks, each made from the stack its rows stood on with only what the rows' own notes state changed
 #: (a review of every training row for a stated setting its stack contradicted; the quotes are in the rows' notes and
 #: ``data/runs/HELD_OUT.md``, "Session 52"): name -> (base stack, stated fields). In order: one may build on another.
 #: Real routing (no forced balancing): the central busiest-rank load.
@@ -374,10 +374,16 @@ _CORRECTIONS = {
     "megatron-lm-2024-dp-overlap": ("megatron-lm-2024", {"dp_overlap": True}),
     # MLPerf's Llama 3.1 8B NVFP4 logs print ``num_layers_at_start/end_in_bf16 0``: every linear layer in NVFP4
     "mbridge-2026-fp4-all": ("mbridge-2026", {"fp4_kept_layer_fraction": 0.0}),
+    # Session 53: Lambda's torchtitan fork (pytorch/torchtitan PR 4605) runs attention through ``flex_attention``
+    # (its logs show the Triton kernel's autotuning), FlexAttention's Triton kernel, not SDPA's FlashAttention-2
+    "torchtitan-fsdp2-chunked-loss-flex": ("torchtitan-fsdp2-chunked-loss", {"attention_kernel": "flex"}),
+    "torchtitan-fsdp2-chunked-loss-eager-flex": ("torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "flex"}),
+    "torchtitan-fsdp2-chunked-loss-eager-deepep-natural-flex": ("torchtitan-fsdp2-chunked-loss-eager-deepep-natural",
+                                                                {"attention_kernel": "flex"}),
 }
 for _name, (_base, _changes) in _CORRECTIONS.items():
     STACKS[_name] = replace(STACKS[_base], **_changes)
-#: Session 52's stacks and the stack each was made from; each keeps its base's family.
+#: Sessions 52-53's stacks and the stack each was made from; each keeps its base's family.
 CORRECTED_STACKS = {name: base for name, (base, _) in _CORRECTIONS.items()}
 
 

@@ -17,6 +17,7 @@ from intelligence_per_dollar.model.training.context import (ACTIVATION_BYTES, Co
 from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
+           "FLEX_OVER_VENDOR_BLACKWELL",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
            "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
@@ -42,6 +43,14 @@ FA2_NATIVE_UNTIL_YEAR = 2021
 #: "FlashAttention-2", arXiv 2307.08691, abstract: FlashAttention "only reaches 25-40% of the theoretical maximum
 #: FLOPs/s" on A100 where FlashAttention-2 reaches 50-73%, "around 2x speedup" (range 0.45-0.6).
 FA1_OVER_FA2 = 0.5
+#: PyTorch FlexAttention's Triton kernel over the vendor kernel on Blackwell (B200 / GB200 / B300 / GB300): Zadouri et
+#: al. 2026, "FlashAttention-4", arXiv 2603.05451, abstract: FA4 is "up to 1.3x" faster than cuDNN 9.13 and 2.1-2.7x
+#: faster than Triton on B200 (BF16), so Triton runs at 1.0-1.3 / 2.7-2.1 of cuDNN (0.37-0.62; central 1.15 / 2.4);
+#: the PyTorch team's FlexAttention FA4 backend measures the same gap on GB200 inside FlexAttention itself (1.6-3.2x
+#: forward, 1.85-2.3x backward over its Triton backend; "FlexAttention + FlashAttention-4: fast and flexible",
+#: pytorch.org/?p=46919). Triton's Blackwell kernels do not reach the tensor-memory / 2-CTA pipelines FA4 and cuDNN
+#: use. Before Blackwell no ratio was verified here; the kernel keeps FlashAttention-2's rate there.
+FLEX_OVER_VENDOR_BLACKWELL = 1.15 / 2.4
 
 
 def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1, overlap_norm=float("inf")):
@@ -166,9 +175,13 @@ def attention_core_s(ctx: Context, lay: Layout):
 def attention_kernel_scale(ctx: Context) -> float:
     """Rate of the stack's flash-attention kernel over the catalogue ceiling's (measured with the
     vendor kernel): :data:`FA2_OVER_VENDOR` for FlashAttention-2 on an accelerator after Ampere
-    (``year > FA2_NATIVE_UNTIL_YEAR``), else 1; FlashAttention (v1) at :data:`FA1_OVER_FA2` of that."""
+    (``year > FA2_NATIVE_UNTIL_YEAR``), else 1; FlashAttention (v1) at :data:`FA1_OVER_FA2` of that; FlexAttention's
+    Triton kernel at :data:`FLEX_OVER_VENDOR_BLACKWELL` on Blackwell (an accelerator with FP4 tensor cores), at
+    FlashAttention-2's rate before it."""
     kernel = ctx.stack.attention_kernel
     fa2 = FA2_OVER_VENDOR if ctx.acc.year > FA2_NATIVE_UNTIL_YEAR else 1.0
+    if kernel == "flex":
+        return FLEX_OVER_VENDOR_BLACKWELL if ctx.acc.supports("fp4") else fa2
     if kernel == "fa2":
         return fa2
     if kernel == "fa1":

@@ -19,7 +19,7 @@ PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 #: Precisions an NVFP4 recipe may keep its sensitive layers in (:attr:`Stack.fp4_kept_precision`).
 FP4_KEPT_PRECISIONS = ("bf16", "fp8")
 #: Flash-attention kernels a stack runs (:attr:`Stack.attention_kernel`).
-ATTENTION_KERNELS = ("vendor", "fa2", "fa1")
+ATTENTION_KERNELS = ("vendor", "fa2", "fa1", "flex")
 #: How a ZeRO-3 implementation copies parameters and gradients through HBM (:attr:`Stack.fsdp_copies`).
 FSDP_COPY_KINDS = ("none", "flat", "per-parameter")
 #: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
@@ -97,7 +97,9 @@ class Stack:
     torch 2.5-2.8, which neither uses Hopper's wgmma/TMA nor Blackwell's tcgen05): on accelerators
     after Ampere it reaches :data:`~.compute.FA2_OVER_VENDOR` of the vendor kernel's rate; ``"fa1"`` --
     FlashAttention (v1, 2022), what GPT-NeoX, Megatron-DeepSpeed and Hugging Face ran until mid-2023: half
-    FlashAttention-2's rate (:data:`~.compute.FA1_OVER_FA2`).
+    FlashAttention-2's rate (:data:`~.compute.FA1_OVER_FA2`); ``"flex"`` -- PyTorch FlexAttention's Triton kernel
+    (``torch.nn.attention.flex_attention`` without the FlashAttention-4 backend): on Blackwell
+    :data:`~.compute.FLEX_OVER_VENDOR_BLACKWELL` of the vendor kernel's rate, before it FlashAttention-2's.
     ``selective_recompute``: what the ``"selective"`` recompute mode stores. ``"attention-core"``:
     Korthikanti et al. 2022 (everything but the unfused s x s core); ``"per-op"``: torchtitan's
     per-op selective activation checkpointing (``_apply_ac``, ``selective_ac_option="op"``):
