@@ -276,9 +276,12 @@ def test_held_out_cases_median(table):
     MLPerf's embedding and loss in the pipeline split and all-NVFP4 layers, stated natural routing, stated losses and
     reductions): 11.23% (565 of 1,216 within 10%), forty-three runs short. The stated stacks exposed errors the stand-ins
     had hidden (MLPerf's 405B with TP_COMM_OVERLAP False, its 8B NVFP4 with no BF16 layers, ATorch's TP 2 runs with
-    FlashAttention-2). The bound records that state."""
+    FlashAttention-2). Session 53 priced FlexAttention's Triton kernel for Lambda's torchtitan rows that state it (no row
+    crossed 10%). Set 102 (the vTrain artifact's Megatron-LM times, YaFSDP's FSDP1 baselines, swiss-ai's GH200 PRs,
+    NeMo 24.12's summary, Lambda's MLPerf practice logs, dgxc's fine-tuning READMEs and four whole-run averages): 11.6%
+    blind over 62, merged: 11.23% (593 of 1,278 within 10%), forty-six runs short. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1216 and held.error.count() == 1216 and held.error.abs().median() <= 0.1124
+    assert len(held) == 1278 and held.error.count() == 1278 and held.error.abs().median() <= 0.1124
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -811,7 +814,8 @@ def test_runs_that_ran_are_not_refused(table):
     eleven flagged at session 34's start, seven fit since (pure-BF16 model states, below); four remain, and sets 58,
     62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier); set 95 added three and
     set 98 two and set 99 three (torchtune's BF16 single-GPU fine-tune) and set 100 three (VectorLM's on one A100)
-    and set 101 one (Thunder's Phi-3-mini on one H100). None
+    and set 101 one (Thunder's Phi-3-mini on one H100) and set 102 one (NeMo 24.12's Llama 2 70B SFT on 16 H100, as
+    24.07's). None
     is refused: set 86's GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective recompute (Lambda's torchtitan
     fork) was, at 678 GB, until session 44: the stock gpt_oss_20b entry its rows name chunks the loss (ChunkedCELoss)
     and per-op selective AC keeps none of the grouped-GEMM experts' outputs, 158 GB (the fork prints 70.8% of the
@@ -871,6 +875,9 @@ def test_runs_that_ran_are_not_refused(table):
         # set 101: lightning-thunder issue 1364's Phi-3-mini (3.8B) in FP8 on one H100 through Thunder: the stand-in
         # stack counts fp32 master weights and AdamW moments unsharded on one GPU (61 GB) before activations
         "heldout101-d-thunder1364-phi3mini-h100x1-fp8",
+        # set 102: NeMo 24.12's re-measurement of the NeMo 24.07 Llama 2 70B SFT row above (TP 4 PP 4 on 16 H100, DP 1:
+        # no optimizer sharding), flagged as that row is
+        "heldout102-c-nemo2412-llama2-70b-sft-h100-16",
         }
     # Session 34: NeMo AutoModel's MoE models (Qwen3-30B-A3B on 8 H100, Kimi K2 on 256 H100, GPT-OSS 20B / 120B) and
     # KempnerForge (Llama 3 8B on one H200, which reports 80.7 GiB allocated where the model now counts 77 GB) build
