@@ -279,9 +279,11 @@ def test_held_out_cases_median(table):
     FlashAttention-2). Session 53 priced FlexAttention's Triton kernel for Lambda's torchtitan rows that state it (no row
     crossed 10%). Set 102 (the vTrain artifact's Megatron-LM times, YaFSDP's FSDP1 baselines, swiss-ai's GH200 PRs,
     NeMo 24.12's summary, Lambda's MLPerf practice logs, dgxc's fine-tuning READMEs and four whole-run averages): 11.6%
-    blind over 62, merged: 11.23% (593 of 1,278 within 10%), forty-six runs short. The bound records that state."""
+    blind over 62, merged: 11.23% (593 of 1,278 within 10%), forty-six runs short. NeMo's packed-SQuAD fine-tuning
+    rows then attended within each example (``document_tokens``): 11.19% (595 within), forty-four short. The bound
+    records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1278 and held.error.count() == 1278 and held.error.abs().median() <= 0.1124
+    assert len(held) == 1278 and held.error.count() == 1278 and held.error.abs().median() <= 0.1120
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -530,9 +532,11 @@ def test_held_out_cases_median(table):
     # set 95 (predicted at 6ea4576, merged unchanged): Apertus on 1,024-4,096 GH200 (8k-32k context extension and
     # pretraining -4% to +34%; the 64k runs +75% / +208%), the Vocabulary Parallelism paper's 1F1B baselines on 8-32
     # A100 (-17% to +10%: the 256k-vocabulary rows of the 21B model 16-17% slow), NeMo-Framework-Launcher's 24.05
-    # (-8% to +22%) and early-2024 (-25% to +33%) H100 FP8 tables
+    # (-8% to +22%) and early-2024 (-25% to +33%) H100 FP8 tables (since session 53 their packed-SQuAD fine-tuning
+    # rows attend within each 250-token example: the 13B rows moved from -13%/-16% to +5%/0%, the 7B and 70B rows from
+    # +7%/-6% and +24%/+5% to +33%/+16% and +41%/+19%)
     ("heldout95-apertus", 0.165, 1.94), ("heldout95-vocab-parallel", 0.07, 0.17),
-    ("heldout95-fw-nemolauncher-2405", 0.045, 0.165), ("heldout95-fw-nemolauncher-early2024", 0.13, 0.3),
+    ("heldout95-fw-nemolauncher-2405", 0.045, 0.19), ("heldout95-fw-nemolauncher-early2024", 0.15, 0.41),
     # set 96 (predicted at 1d67b77, merged unchanged): FP8-LM's Megatron-LM GPT 7B-175B on 32-128 H100 (+16% to +28%),
     # MegaScale-MoE's Megatron-LM baseline of a 352B MoE on 240-1,440 H800 (1.98-2.29x optimistic), Lambda's GB300
     # GPT-OSS (-12% to +44%), Together's DeepSeek-V3 MXFP8 on 512 B200 (-22%, -24%), ATorch's Llama 2 7B on 8-64 A100

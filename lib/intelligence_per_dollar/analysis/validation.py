@@ -83,7 +83,7 @@ def predict(case: dict, scenario: str = "central") -> tuple[float, training.Esti
                             precision=case["precision"], seq_len=case["seq_len"],
                             global_batch_tokens=case["global_batch_seqs"] * case["seq_len"],
                             parallelism=case["parallelism"], stack=STACKS[case["stack"]], scenario=scenario,
-                            power_cap_w=case.get("power_cap_w"))
+                            power_cap_w=case.get("power_cap_w"), document_tokens=case.get("document_tokens"))
     if case["unit"] == "iteration_s":
         return est.step_time_s, est
     if case["unit"] == "tokens_per_s_per_gpu":

@@ -205,8 +205,11 @@ _TR_PAR_INT = ("tp", "pp", "dp", "cp", "ep", "microbatch", "interleave", "zero")
 _TR_COLUMNS = ("id", "group", "citation", "source_url", "date_read", "kind", *_TR_MODEL_INT, "gated_ffn",
                "tied_embeddings", "hardware", "gpus", "precision", "seq_len", "global_batch_seqs", *_TR_PAR_INT,
                "recompute", "stack", "measured", "unit", "flop_convention", "note")
-#: Optional training-run columns: a variant of the catalogue part and the cluster it ran on.
-_TR_OPTIONAL = ("power_cap_w", "hbm_bytes", "hbm_bytes_per_s", "scaleup_domain_gpus", "scaleout_bytes_per_s")
+#: Optional training-run columns: a variant of the catalogue part and the cluster it ran on, and the length of the
+#: documents packed into each sequence where attention is masked to each one (``training.estimate``'s
+#: ``document_tokens``).
+_TR_OPTIONAL = ("power_cap_w", "hbm_bytes", "hbm_bytes_per_s", "scaleup_domain_gpus", "scaleout_bytes_per_s",
+                "document_tokens")
 
 
 def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> dict:
@@ -229,8 +232,9 @@ def _training_case(path: Path, row: int, rec: dict, stacks: tuple[str, ...]) -> 
             "parallelism": par, "stack": rec["stack"],
             "measured": io.parse_float(path, row, "measured", rec["measured"], positive=True),
             "unit": rec["unit"], "flop_convention": rec["flop_convention"], "note": rec["note"],
-            # optional columns: the board power limit and HBM of a variant of the catalogue part, and the
-            # cluster it ran on where it differs from the catalogue's (GPUs per NVLink node, NIC bytes/s per GPU)
+            # optional columns: the board power limit and HBM of a variant of the catalogue part, the cluster it ran
+            # on where it differs from the catalogue's (GPUs per NVLink node, NIC bytes/s per GPU), and the packed
+            # documents' length
             **{k: io.parse_float(path, row, k, rec[k], positive=True, allow_zero=False)
                for k in _TR_OPTIONAL if k != "scaleup_domain_gpus" and rec.get(k)},
             **({"scaleup_domain_gpus": _whole_count(path, row, rec, "scaleup_domain_gpus")}

@@ -17,7 +17,7 @@ from intelligence_per_dollar.model.training.context import (ACTIVATION_BYTES, Co
 from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
-           "FLEX_OVER_VENDOR_BLACKWELL",
+           "FLEX_OVER_VENDOR_BLACKWELL", "attention_span",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
            "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
@@ -147,18 +147,34 @@ def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M)
     return t + t_router
 
 
+def attention_span(ctx: Context):
+    """Tokens a causal flash-attention kernel spans per query: the sequence, or the packed documents' length where
+    the run masks attention to each document (``Context.document_tokens``; NeMo's packed fine-tuning sequences with
+    ``cu_seqlens``, document masking), whichever is shorter. A document of ``l`` tokens costs ``l^2 / 2`` scores, so a
+    sequence of documents costs ``sum(l_i^2) / 2 = S E[l^2] / (2 E[l])``: the causal cost of one sequence of
+    ``E[l^2] / E[l]`` tokens, the token-weighted mean length ``document_tokens`` stands for (Dao 2023,
+    "FlashAttention-2", arXiv 2307.08691, section 3.1: the kernel skips the blocks the mask zeroes; varlen kernels
+    run each document as its own sequence)."""
+    seq = float(ctx.seq_len)
+    return min(seq, ctx.document_tokens) if ctx.document_tokens else seq
+
+
 def attention_core_s(ctx: Context, lay: Layout):
     """Forward and backward time of the attention core (softmax(Q K^T) V) of one layer.
 
     Flash attention: each kernel sees the local query chunk (``seq / cp``; the ring runs ``cp``
     kernels of ``seq / cp`` queries each), so its efficiency follows ``seq / cp``, plus one forward
-    and two backward kernel launches per ring step. Unfused (Megatron 2021-22): batched BF16 GEMMs
-    ``Q K^T`` and ``P V`` over ``microbatch x heads / tp``, backward twice the forward."""
+    and two backward kernel launches per ring step. Packed documents with attention masked to each one
+    (:func:`attention_span`) shorten the span: the FLOPs follow the documents' length, and so does the kernel's
+    efficiency where a document is shorter than the query chunk (a varlen kernel's tiles stop at the document's
+    end). Unfused (Megatron 2021-22): batched BF16 GEMMs ``Q K^T`` and ``P V`` over ``microbatch x heads / tp``,
+    backward twice the forward; they compute the whole masked square whatever the documents."""
     s, ceil, T, tp, cp = ctx.s, ctx.ceil, lay.tokens, lay.tp, lay.cp
     seq = ctx.seq_len
     if ctx.stack.flash_attention:
-        attn_fwd_flop = architecture.attention_flops_per_token(s, seq, causal=True) / s.layers * T / tp
-        t_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), seq / cp,
+        span = attention_span(ctx)
+        attn_fwd_flop = architecture.attention_flops_per_token(s, span, causal=True) / s.layers * T / tp
+        t_fb = efficiency.attention_time_s(attn_fwd_flop * (1 + ATTENTION_BWD_OVER_FWD), np.minimum(span, seq / cp),
                                            bf16_peak_flop_per_s=ctx.bf16_peak, ceil=ceil,
                                            head_dim=architecture.attention_score_head_dim(s))
         t_fb = t_fb / attention_kernel_scale(ctx)

@@ -49,6 +49,7 @@ class Context:
     moe_nongemm_kernels: float             # extra ones in a MoE layer's forward
     host_link_bytes_per_s: float = 0.0     # achieved CPU-GPU copy rate, one direction (0: no host link)
     gpu_speed_cv: float = 0.0              # chip-to-chip clock spread (pipeline.slowest_gpu_s); make_context sets it
+    document_tokens: float = 0.0           # packed documents' length (compute.attention_span); 0: one per sequence
 
     @property
     def hbm_effective_bytes_per_s(self) -> float:
@@ -109,7 +110,7 @@ MAX_GPU_SPEED_CV = 0.2
 
 
 def make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario,
-                 fallback, power_cap_w=None, gpu_speed_cv=None) -> Context:
+                 fallback, power_cap_w=None, gpu_speed_cv=None, document_tokens=None) -> Context:
     """The :class:`Context` of one run. ``accelerator`` is a catalogue id or an
     :class:`~intelligence_per_dollar.sources.hardware.Accelerator`; a precision its tensor cores
     lack raises ``ValueError`` unless ``fallback`` (then it runs at the next wider precision).
@@ -117,7 +118,9 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
     ``power_cap_w``: the board power limit the GPUs run at (None: the rated ``acc.power_w``;
     :func:`power_capped_ceilings`). ``gpu_speed_cv``: the chip-to-chip spread of the sustained clock in the
     caller's fleet (:func:`~.pipeline.slowest_gpu_s`; None: ``gpu_speed_cv`` of data/assumptions/training.csv for
-    ``scenario``; 0: identical GPUs), in ``[0, MAX_GPU_SPEED_CV]``."""
+    ``scenario``; 0: identical GPUs), in ``[0, MAX_GPU_SPEED_CV]``. ``document_tokens``: the length of the documents
+    packed into each sequence with attention masked to stay inside each one (the token-weighted mean,
+    ``E[l^2] / E[l]``; :func:`~.compute.attention_span`), in ``[1, MAX_SEQ_LEN]``; None: one document per sequence."""
     s = models.spec(model)
     acc = accelerator if isinstance(accelerator, hardware.Accelerator) else hardware.get(accelerator)
     precision = hardware.precision_id(precision, "precision", PRECISIONS)
@@ -158,12 +161,13 @@ def make_context(model, accelerator, precision, seq_len, global_batch_tokens, st
         spread = getattr(a["gpu_speed_cv"], slow_end(scenario))
     else:
         spread = check_number("gpu_speed_cv", gpu_speed_cv, 0.0, MAX_GPU_SPEED_CV)
+    docs = 0.0 if document_tokens is None else check_number("document_tokens", document_tokens, 1.0, MAX_SEQ_LEN)
     return Context(s, acc, ceil, run_precision, peak if acc.supports(precision) else
                    peaks.dense_flop_per_s(acc, run_precision), acc.bf16_dense_flop_per_s, op_bytes,
                    int(seq_len), int(round(batch)), stack, up, out, int(acc.scaleup_domain_gpus),
                    kernel_floor_s=floor, nongemm_kernels=getattr(a["nongemm_kernels_per_layer"], scenario),
                    moe_nongemm_kernels=getattr(a["moe_nongemm_kernels_per_layer"], scenario),
-                   host_link_bytes_per_s=host_bw, gpu_speed_cv=spread)
+                   host_link_bytes_per_s=host_bw, gpu_speed_cv=spread, document_tokens=docs)
 
 
 def scaled_ceilings(ceil: efficiency.Ceilings, scale: float) -> efficiency.Ceilings:

@@ -144,7 +144,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_le
              global_batch_tokens: float = 4 * 2**20, parallelism: Mapping | None = None, *,
              stack: Stack | None = None, scenario: str = "central", fallback: bool = False,
              all_gpus: bool = False, power_cap_w: float | None = None,
-             gpu_speed_cv: float | None = None) -> Estimate:
+             gpu_speed_cv: float | None = None, document_tokens: float | None = None) -> Estimate:
     """Predicted step time, throughput, MFU and memory of training ``model`` on ``gpus`` GPUs.
 
     ``accelerator``: a catalogue id or an :class:`~intelligence_per_dollar.sources.hardware.Accelerator`.
@@ -156,6 +156,9 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_le
     lowers the sustained clock of compute-bound kernels (:func:`~.context.power_capped_ceilings`).
     ``gpu_speed_cv``: the chip-to-chip spread of the sustained clock in the fleet, which the step waits for
     (:func:`~.pipeline.slowest_gpu_s`; None: the sourced assumption for ``scenario``, 0: identical GPUs).
+    ``document_tokens``: the length of the documents packed into each sequence when attention is masked to each
+    document (packed fine-tuning samples, document masking; the token-weighted mean ``E[l^2] / E[l]``), which
+    shortens the flash-attention span (:func:`~.compute.attention_span`); None: one document per sequence.
     Raises ``ValueError``
     naming the constraint for unknown keys, impossible parallelism (products, divisibility) or a
     configuration that does not fit in HBM. A layout stated in full (tp, pp, cp and dp fixed, as for
@@ -166,7 +169,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "bf16", seq_le
     if not isinstance(all_gpus, (bool, np.bool_)):
         raise ValueError(f"all_gpus={all_gpus!r} must be True or False")
     ctx = make_context(model, accelerator, precision, seq_len, global_batch_tokens, stack, scenario, fallback,
-                       power_cap_w, gpu_speed_cv)
+                       power_cap_w, gpu_speed_cv, document_tokens)
     if parallelism is not None and not isinstance(parallelism, Mapping):
         raise ValueError(f"parallelism={parallelism!r} must be None or a dict")
     fixed = _fixed_values(parallelism or {})
