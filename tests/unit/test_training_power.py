@@ -138,23 +138,26 @@ def test_a_smaller_node_or_a_slower_network_slows_sharded_training():
     assert t8 < t4 < slow
 
 
-@pytest.mark.parametrize("cells, msg", [(",,,,4.5,", "scaleup_domain_gpus.*not a whole number"),
-                                        (",,,,0,", "scaleup_domain_gpus.*positive"),
-                                        (",,,,four,", "scaleup_domain_gpus.*not a number"),
-                                        (",,,,4,0", "scaleout_bytes_per_s.*positive"),
-                                        (",,,,4,-1e9", "scaleout_bytes_per_s.*positive"),
-                                        (",0,,,4,", "power_cap_w.*positive"),
-                                        (",,0,,4,", "hbm_bytes.*positive"),
-                                        (",,,0,4,", "hbm_bytes_per_s.*positive")])
+@pytest.mark.parametrize("cells, msg", [(",,,,4.5,,", "scaleup_domain_gpus.*not a whole number"),
+                                        (",,,,0,,", "scaleup_domain_gpus.*positive"),
+                                        (",,,,four,,", "scaleup_domain_gpus.*not a number"),
+                                        (",,,,4,0,", "scaleout_bytes_per_s.*positive"),
+                                        (",,,,4,-1e9,", "scaleout_bytes_per_s.*positive"),
+                                        (",0,,,4,,", "power_cap_w.*positive"),
+                                        (",,0,,4,,", "hbm_bytes.*positive"),
+                                        (",,,0,4,,", "hbm_bytes_per_s.*positive"),
+                                        (",,,,4,,0", "document_tokens.*positive"),
+                                        (",,,,4,,many", "document_tokens.*not a number")])
 def test_cluster_columns_are_validated(tmp_path, cells, msg):
-    """The optional hardware columns (power cap, HBM variant, cluster) refuse zero, negative and
-    non-numeric values, naming the column."""
+    """The optional hardware columns (power cap, HBM variant, cluster) and the packed documents' length refuse zero,
+    negative and non-numeric values, naming the column."""
     from intelligence_per_dollar.sources import io as sio, runs
     text = sio.data_path("runs", "training_runs.csv").read_text()
     bad = tmp_path / "runs.csv"
     line = next(l for l in text.splitlines() if l.startswith("kforge-h200-llama3-70b-tp4-fsdp8-32,"))
-    assert line.endswith(",,,,4,")       # power_cap_w, hbm_bytes, hbm_bytes_per_s, scaleup_domain_gpus, scaleout
-    bad.write_text(text.replace(line, line[:-len(",,,,4,")] + cells))
+    # power_cap_w, hbm_bytes, hbm_bytes_per_s, scaleup_domain_gpus, scaleout_bytes_per_s, document_tokens
+    assert line.endswith(",,,,4,,")
+    bad.write_text(text.replace(line, line[:-len(",,,,4,,")] + cells))
     with pytest.raises(sio.DataError, match=msg):
         runs.training_runs(tuple(validation.STACKS), bad)
 
