@@ -398,7 +398,9 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: selective AC, chunked loss) runs within 1% of the model where Lambda's fork, same layout, runs 24% below it and
 #: 40-84% below when eager; leads not priced: the PyTorch team's 750 W B200s sustain 1.09-1.11 PF in cuBLAS at
 #: 4096-8192 cubed (facebookexperimental/triton PR 854), and per-op SAC recomputed cuDNN attention on B200 until
-#: pytorch/torchtitan PR 2095 (December 2025) put it on the save list.
+#: pytorch/torchtitan PR 2095 (December 2025) put it on the save list. Session 53: Lambda's logs show FlexAttention's
+#: Triton kernel (stack attention kernel ``"flex"``, 0.48 of the vendor rate on Blackwell); priced so, its rows run
+#: 12-16% below the model compiled and 27-73% eager.
 FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
                 selective_recompute="per-op", sharded_master_params=True, fsdp_copies="per-parameter",
                 fused_projections=False, ep_dedup=False)
