@@ -1169,3 +1169,14 @@ def test_held_out_set_45_stays_near_its_blind_error(table):
     (-22% to +3%): gpt-oss-120b on Supermicro's systems at one GPU per replica -21% / -22%. 7.6% / 22.1% when first
     predicted, none off by 2x; merged unchanged."""
     _check_held_out_set(table, "heldout45-", 16, 0.08, 0.23, 8, 0.09)
+
+
+def test_absurd_concurrency_is_refused_with_its_name():
+    """A concurrency beyond ``MAX_CONCURRENCY`` (2^40 sequences) is refused by name rather than overflowing the token
+    counts (hypothesis found 6e307 overflowing float64 in the serving step)."""
+    for call in (lambda: inf.estimate("Llama-3.1-8B", "H100-SXM", 8, "fp8", 1000, 1000, concurrency=6e307),
+                 lambda: inf.frontier("Llama-3.1-8B", "H100-SXM", 8, "fp8", 1000, 1000,
+                                            concurrency=[1.0, 2.0**41])):
+        with pytest.raises(ValueError, match="concurrency"):
+            call()
+    assert inf.estimate("Llama-3.1-8B", "H100-SXM", 8, "fp8", 1000, 1000, concurrency=64).concurrency == 64

@@ -137,9 +137,9 @@ from intelligence_per_dollar.model.serving_context import IMPLEMENTATIONS, MAX_G
 from intelligence_per_dollar.model.serving_layouts import PARALLELISM_KEYS, candidates
 from intelligence_per_dollar.sources import checks, hardware
 
-__all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTIER_COLUMNS", "Estimate", "estimate",
-           "frontier", "evaluate", "candidates", "max_concurrency", "usd_per_mtok", "tokens_per_s_per_mw",
-           "serving_context"]
+__all__ = ["PRECISIONS", "MODES", "IMPLEMENTATIONS", "PARALLELISM_KEYS", "FRONTIER_COLUMNS", "MAX_CONCURRENCY",
+           "Estimate", "estimate", "frontier", "evaluate", "candidates", "max_concurrency", "usd_per_mtok",
+           "tokens_per_s_per_mw", "serving_context"]
 
 
 
@@ -488,7 +488,7 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         if mc.max() < 1:
             raise ValueError(_no_fit_message(ctx, gpus, c))
     else:
-        conc = np.full_like(c["tp"], checks.number("concurrency", concurrency, low=1))
+        conc = np.full_like(c["tp"], checks.number("concurrency", concurrency, low=1, high=MAX_CONCURRENCY))
     r = evaluate(ctx, {**c, "concurrency": conc})
     ok = r["fits"] & (conc >= c["replicas"] * c["dp"] * c["pp"] * (1.0 if concurrency is None else 0.0)) & (mc >= 1)
     if not ok.any():
@@ -513,6 +513,9 @@ def estimate(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
 
 #: Most concurrencies :func:`frontier` spreads by itself (``points``).
 MAX_POINTS = 1024
+#: Most sequences in flight a caller may ask for (over all GPUs): 2^40, far beyond any engine's batch, small enough
+#: that the token counts and KV bytes it implies stay finite in float64.
+MAX_CONCURRENCY = 2.0**40
 
 FRONTIER_COLUMNS = ("concurrency", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "ttft_s",
                     "memory_per_gpu_bytes", "step_time_s", "fits", "tp", "dp", "ep", "pp", "replicas", "offload")
@@ -556,8 +559,8 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         conc = np.unique(np.round(np.geomspace(lo, max(lo, mc.max()), points)))
     else:
         conc = np.atleast_1d(np.asarray(concurrency, dtype=float))
-        if conc.ndim != 1 or np.any(~np.isfinite(conc)) or np.any(conc < 1):
-            raise ValueError(f"concurrency={concurrency!r} must be a 1-D array of numbers >= 1")
+        if conc.ndim != 1 or np.any(~np.isfinite(conc)) or np.any(conc < 1) or np.any(conc > MAX_CONCURRENCY):
+            raise ValueError(f"concurrency={concurrency!r} must be a 1-D array of numbers in [1, {MAX_CONCURRENCY:g}]")
     n, m = len(c["tp"]), len(conc)
     grid = {k: np.repeat(v[:, None], m, axis=1) for k, v in c.items()}
     grid["concurrency"] = np.broadcast_to(conc[None, :], (n, m))
