@@ -558,9 +558,9 @@ def frontier(model, accelerator: str, gpus: int, precision: str = "fp8", input_t
         lo = float((c["replicas"] * c["dp"] * c["pp"]).min())
         conc = np.unique(np.round(np.geomspace(lo, max(lo, mc.max()), points)))
     else:
-        conc = np.atleast_1d(np.asarray(concurrency, dtype=float))
-        if conc.ndim != 1 or np.any(~np.isfinite(conc)) or np.any(conc < 1) or np.any(conc > MAX_CONCURRENCY):
-            raise ValueError(f"concurrency={concurrency!r} must be a 1-D array of numbers in [1, {MAX_CONCURRENCY:g}]")
+        conc = np.atleast_1d(checks.array("concurrency", concurrency, low=1, high=MAX_CONCURRENCY))
+        if conc.ndim != 1:
+            raise ValueError(f"concurrency={concurrency!r} must be a number or a 1-D array of numbers")
     n, m = len(c["tp"]), len(conc)
     grid = {k: np.repeat(v[:, None], m, axis=1) for k, v in c.items()}
     grid["concurrency"] = np.broadcast_to(conc[None, :], (n, m))
