@@ -112,6 +112,10 @@ _CORRECTED = [
     ("torchtitan-fsdp2-chunked-loss-eager-flex", "torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "flex"}),
     ("torchtitan-fsdp2-chunked-loss-eager-deepep-natural-flex", "torchtitan-fsdp2-chunked-loss-eager-deepep-natural",
      {"attention_kernel": "flex"}),
+    # session 54: Lambda's GB300 sweeps state ``flash-attn-4`` (FlashAttention-4, the vendor rate or above)
+    ("torchtitan-fsdp2-eager-fa4", "torchtitan-fsdp2-eager", {"attention_kernel": "vendor"}),
+    ("torchtitan-fsdp2-chunked-loss-fa4", "torchtitan-fsdp2-chunked-loss", {"attention_kernel": "vendor"}),
+    ("torchtitan-fsdp2-chunked-loss-eager-fa4", "torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "vendor"}),
 ]
 
 
@@ -127,9 +131,9 @@ def test_every_corrected_stack_is_checked_here_against_its_base():
     assert {name: base for name, base, _ in _CORRECTED} == validation.CORRECTED_STACKS
 
 
-@pytest.mark.parametrize("session,count", [(52, 177), (53, 13)])
+@pytest.mark.parametrize("session,count", [(52, 177), (53, 13), (54, 11)])
 def test_corrected_rows_name_their_new_stack_in_the_note(session, count):
-    """Every row moved in sessions 52 and 53 records the stack it left and the stated fact that moved it; a row moved
+    """Every row moved in sessions 52-54 records the stack it left and the stated fact that moved it; a row moved
     twice names, in the first sentence, the stack the second one says it left."""
     moved = [c for c in validation.runs() if f"Stack corrected (session {session})" in c["note"]]
     assert len(moved) == count
@@ -168,3 +172,13 @@ def test_corrected_stacks_move_the_step_the_way_their_physics_says(cases):
     assert not faster("heldout98-p-kwai-fig9-65b-h800-112-tp4cp1pp4", "megatron-kwai-2024", "nemo-2024")
     assert faster("ibm-fsdp-llama2-70b-h100-96", "fsdp1-eager-bf16-reduce", "fsdp1-eager")
     assert faster("heldout75-xtuner-llama2-7b-a100x8-8k-sp1", "xtuner-2024", "torchtitan-fsdp2-eager")
+
+
+def test_flash_attention_4_rows_state_it_and_run_at_the_vendor_rate(cases):
+    """The 11 rows moved to the ``-fa4`` stacks are Lambda's GB300 sweeps whose notes state ``flash-attn-4``; on GB300
+    the vendor rate makes their attention-heavy GPT-OSS-20B step faster than FlashAttention-2's."""
+    moved = [c for c in validation.runs() if c["stack"].endswith("-fa4")]
+    assert len(moved) == 11
+    assert all("flash-attn-4" in c["note"] and c["accelerator"] == "GB300" for c in moved)
+    case = cases["heldout86-lambda-gb300-gptoss20b-sac-compile-bs8"]
+    assert _predict(case, "torchtitan-fsdp2-chunked-loss-fa4") > 1.05 * _predict(case, "torchtitan-fsdp2-chunked-loss")

@@ -311,6 +311,13 @@ def test_held_out_cases_median(table):
 # (-6% -> +21%), the 405B rows counting the embedding and loss in the pipeline split, natural routing and DP overlap
 # where stated. Bounds it tightened: AWS's all-to-all rows, Apertus, Megatron-Kwai, nanoGPT, MCore's Mixtral README,
 # the NeMo Llama 3.1 70B recipes on B200.
+# Session 54: torchtitan's routed experts run PyTorch's BF16 torch._grouped_mm, about half the dense rate on Blackwell
+# (ceiling torch_grouped_mm_fraction), and Lambda's GB300 rows that state flash-attn-4 run attention at the vendor
+# rate. Tightened: NousResearch's DeepEP rows (+20% -> +5%), Lambda's B200 rows, PR 4605's compiled Qwen3 rows (+12-16%
+# -> within 2%). Loosened: PR 4604's compiled GPT-OSS-120B rows (within 4% -> 18-23% slow) and three of Lambda's GB300
+# GPT-OSS-20B rows (11-24% slow; their sliding-window layers and packed documents, which shorten attention, are not
+# priced), pith-train's
+# Qwen3-30B-A3B row (-1% -> -14%) and prime-rl's B300 rows (-27% / -37% -> -37% / -45%).
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
@@ -436,7 +443,7 @@ def test_held_out_cases_median(table):
     ("heldout24-mlperf-train", 0.08, 0.47), ("heldout24-nemo-docs-2502-2504", 0.10, 0.18),
     ("heldout24-together-b200-512", 0.23, 0.44), ("heldout24-automodel-moonlight", 0.055, 0.055),
     # (session 39: the DeepSpeed row runs Hugging Face's layers eager, stack torchtitan-fsdp2-eager: +41% -> +21%)
-    ("heldout24-flagperf-deepspeed", 0.235, 0.33), ("heldout24-torchao-llama4-b200", 0.75, 0.97),
+    ("heldout24-flagperf-deepspeed", 0.235, 0.33), ("heldout24-torchao-llama4-b200", 0.67, 0.81),
     # set 25, merged at its blind error. MLPerf v5.1 / v6.0 Llama 3.1 8B logs on 8-64 B200 / B300 / GB300 within 11%,
     # Dell's gpt-oss-20b on 64 GB300 (layout searched) 47% short; NeMo 25.04's long-sequence Llama 3 8B within 8%;
     # Together's Qwen2.5-72B / gpt-oss-120b on 64 GB200 40-45% short, Grok-1 / Qwen3-30B within 4%; DGX Cloud's Paxml
@@ -482,7 +489,7 @@ def test_held_out_cases_median(table):
     # FlashAttention-4 doc's SDPA baseline at TP8 on 8 B200 +5% (32k) to +47% (4k); its LLEP doc's eager 9.5B debug MoE
     # with natural routing 4.4x fast; Megatron-LM issue 756's Mixtral 8x7B (TP2 EP8 over two nodes) 46% short in step
     # time; Swiss AI's 300M Llama on 32 GH200 (the script's "~0.9 s") 75% short
-    ("heldout84-nous-deepep", 0.205, 0.21), ("heldout84-nous-fa4", 0.294, 0.466), ("heldout84-nous-llep", 3.38, 3.38),
+    ("heldout84-nous-deepep", 0.055, 0.06), ("heldout84-nous-fa4", 0.185, 0.335), ("heldout84-nous-llep", 2.24, 2.24),
     # (session 48: 52% short once its core's experts split over TP, which halves their memory, so the search no
     # longer recomputes; 48% on the natural-routing stack its note states)
     ("heldout84-mlm-issue756", 0.485, 0.485), ("heldout84-swissai-300m", 0.69, 0.69),
@@ -492,7 +499,7 @@ def test_held_out_cases_median(table):
     # stock entry's full recompute (+56% / +73% with the new per-op SAC search, +22% / +35% at full), the GB300 rows at
     # its chunked loss and per-op SAC recomputing the grouped-GEMM experts (selective at batch 8: +14% -> +7%; batch 24,
     # refused before: +3%)
-    ("heldout86-lambda-tt-b200", 0.36, 0.425), ("heldout86-lambda-tt-gb300", 0.045, 0.98),
+    ("heldout86-lambda-tt-b200", 0.15, 0.25), ("heldout86-lambda-tt-gb300", 0.135, 0.85),
     ("heldout86-neox20b", 0.201, 0.201),
     # set 88, merged at its blind error: FlagPerf's Mixtral 8x7B Megatron-Core case on 32 H100 (TP8 PP2 DP2, EP1;
     # the source's own MFU 20.7%) 71% fast
@@ -511,9 +518,9 @@ def test_held_out_cases_median(table):
     # +84% (eager slower than compiled), its PR 4604 pure-BF16 GPT-OSS-120B sweep 0% to +125%, NousResearch PR 19's
     # standard-EP run +83%
     ("heldout92-mlperf60-oracle", 0.045, 0.075), ("heldout92-mlperf60-quanta", 0.01, 0.01),
-    ("heldout92-torchtitan-dsv3-mtp", 0.21, 0.265), ("heldout92-pithtrain-issue79", 0.015, 0.015),
-    ("heldout92-torchtitan-pr1196", 0.27, 0.345), ("heldout92-torchtitan-pr4605", 0.475, 0.81),
-    ("heldout92-torchtitan-pr4604", 0.14, 1.25), ("heldout92-nous-pr19", 0.795, 0.795),
+    ("heldout92-torchtitan-dsv3-mtp", 0.21, 0.265), ("heldout92-pithtrain-issue79", 0.145, 0.145),
+    ("heldout92-torchtitan-pr1196", 0.27, 0.345), ("heldout92-torchtitan-pr4605", 0.22, 0.585),
+    ("heldout92-torchtitan-pr4604", 0.215, 0.77), ("heldout92-nous-pr19", 0.565, 0.565),
     # set 93: the MoE Parallel Folding paper's (arXiv 2504.14960) Mixtral-8x22B / Qwen2-57B-A14B / G8T8 on 64-1,024
     # H100 -10% to +24% (7.6% median); Megatron-LM PR 5728 / 5289 MoE recipes: full CUDA graph GB200 / GB300 Qwen3-235B
     # within 7%, partial graphs and B200 / B300 +41% to +53% (the H100 235B and B200 rows on the stacks their recipes
@@ -543,7 +550,7 @@ def test_held_out_cases_median(table):
     # (-19% to -5%), a generic NeMo 25.04 config on 8 H100 (+32% to +35%), BioNeMo's Llama 3.1 on B200 (-27% to +20%)
     # (MegaScale-MoE tightened from 0.545 / 0.99 once session 48 split the Megatron-LM baseline's experts over TP)
     ("heldout96-fp8lm", 0.21, 0.28), ("heldout96-megascale-moe", 0.503, 0.885),
-    ("heldout96-fw-lambda-gb300-gptoss", 0.12, 0.445), ("heldout96-fw-together-dsv3-opt", 0.235, 0.245),
+    ("heldout96-fw-lambda-gb300-gptoss", 0.24, 0.415), ("heldout96-fw-together-dsv3-opt", 0.235, 0.245),
     ("heldout96-atorch-llama2", 0.152, 0.242), ("heldout96-marinfold-nemo", 0.32, 0.355),
     ("heldout96-bionemo-llama3", 0.19, 0.275),
     # set 97 (predicted at e0cac6b, merged unchanged): dgxc-benchmarking's NeMo 24.11 / 24.12 tables on 16-2,304 H100
@@ -572,7 +579,7 @@ def test_held_out_cases_median(table):
     # prime-rl masks attention per packed document), AWS's Megatron-Bridge MoE runs on EFA (steps 2.5-5.9x the model's)
     # and Qwen3-8B (11-19% short), Pai-Megatron-Patch issue 658's Qwen3-235B on 256 H800 (-5% to +20% in step time)
     ("heldout99-f-crusoe-titan", 0.035, 0.115), ("heldout99-f-mbridge-card-q235", 0.26, 0.26),
-    ("heldout99-f-primerl-perf", 0.32, 0.37), ("heldout99-f-torchtune", 0.095, 0.105),
+    ("heldout99-f-primerl-perf", 0.415, 0.455), ("heldout99-f-torchtune", 0.095, 0.105),
     ("heldout99-i-aws-dsv3-b300", 0.7, 0.72), ("heldout99-i-aws-kimik2-b300", 0.685, 0.729),
     ("heldout99-i-aws-qwen3-235b-b300", 0.642, 0.743), ("heldout99-i-aws-qwen3-30b-h100", 0.702, 0.831),
     ("heldout99-i-aws-qwen3-8b", 0.15, 0.19), ("heldout99-i-pai658", 0.13, 0.2),
@@ -722,7 +729,7 @@ def test_held_out_cases_median(table):
     ("heldout62-gpurecipes-maxtext", 0.085, 0.14), ("heldout62-smollm3", 0.015, 0.015),
     # set 64, merged at its blind error: the degrading B200 fabric's 405B row and the DeepSeek-V3 row without a layout
     # (+178%; +183% once session 38 split experts over TP at EP1, which the search then takes: TP8 PP8 EP1)
-    ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.63, 1.63),
+    ("heldout64-gpurecipes-a4-nemo1", 0.07, 0.075), ("heldout64-nebius-torchtitan-dsv3", 1.405, 1.405),
     ("heldout64-pytorch-float8-fsdp2", 0.031, 0.13), ("heldout64-together-flapping-256", 0.31, 0.335),
     ("heldout64-together-flapping-512", 0.14, 0.915), ("heldout64-together-k8s-llama8b", 0.045, 0.075),
     # set 67: whole-run averages from GPU-hours (Pythia, StarCoderBase) and papers' stated step time or utilisation;

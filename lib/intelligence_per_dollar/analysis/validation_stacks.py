@@ -380,6 +380,12 @@ _CORRECTIONS = {
     "torchtitan-fsdp2-chunked-loss-eager-flex": ("torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "flex"}),
     "torchtitan-fsdp2-chunked-loss-eager-deepep-natural-flex": ("torchtitan-fsdp2-chunked-loss-eager-deepep-natural",
                                                                 {"attention_kernel": "flex"}),
+    # Session 54: Lambda's GB300 torchtitan sweeps state "flash-attn-4" (its varlen backend), FlashAttention-4, which
+    # runs at or above cuDNN on Blackwell ("up to 1.3x faster than cuDNN 9.13", arXiv 2603.05451): the vendor rate,
+    # not SDPA's FlashAttention-2
+    "torchtitan-fsdp2-eager-fa4": ("torchtitan-fsdp2-eager", {"attention_kernel": "vendor"}),
+    "torchtitan-fsdp2-chunked-loss-fa4": ("torchtitan-fsdp2-chunked-loss", {"attention_kernel": "vendor"}),
+    "torchtitan-fsdp2-chunked-loss-eager-fa4": ("torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "vendor"}),
 }
 for _name, (_base, _changes) in _CORRECTIONS.items():
     STACKS[_name] = replace(STACKS[_base], **_changes)

@@ -51,7 +51,8 @@ QUANTITIES = ("gemm_burst_fraction_bf16", "power_throttle", "precision_ratio_fp8
               "gemm_stream_fraction", "decode_attention_hbm_fraction", "grouped_gemm_overlap_norm",
               "grouped_fp4_speedup", "overlap_compute_slowdown", "grouped_gemm_hbm_efficiency",
               "attention_softmax_share", "attention_sfu_speedup", "attention_forward_speedup",
-              "dense_fp4_speedup", "dense_fp4_overlap_norm", "dense_fp4_kernel_s", "grouped_fp8_compute_fraction")
+              "dense_fp4_speedup", "dense_fp4_overlap_norm", "dense_fp4_kernel_s", "grouped_fp8_compute_fraction",
+              "torch_grouped_mm_fraction")
 #: Ceilings that default to another quantity of the same accelerator when no row gives them: GEMM weight
 #: streaming and paged decode attention run at the copy rate unless measured otherwise.
 FALLBACKS = {"gemm_stream_fraction": "hbm_fraction", "decode_attention_hbm_fraction": "hbm_fraction"}
@@ -91,6 +92,7 @@ class Ceilings:
     dense_fp4_overlap_norm: float
     dense_fp4_kernel_s: float
     grouped_fp8_compute_fraction: float
+    torch_grouped_mm_fraction: float
 
     def gemm_fraction(self, precision: str) -> float:
         """Sustained large-GEMM fraction of the dense peak of ``precision``."""

@@ -17,7 +17,7 @@ from intelligence_per_dollar.model.training.context import (ACTIVATION_BYTES, Co
 from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
-           "FLEX_OVER_VENDOR_BLACKWELL", "attention_span",
+           "FLEX_OVER_VENDOR_BLACKWELL", "attention_span", "grouped_rate_scale",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
            "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
@@ -53,12 +53,13 @@ FA1_OVER_FA2 = 0.5
 FLEX_OVER_VENDOR_BLACKWELL = 1.15 / 2.4
 
 
-def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1, overlap_norm=float("inf")):
+def gemm_s(ctx: Context, m, n, k, groups=1, m_tile=1, overlap_norm=float("inf"), rate_scale=1.0):
     """A transformer-layer GEMM at the training precision; under FP4 the recipe's share of layers
     kept out of FP4 (``Stack.fp4_kept_layer_fraction``) runs in ``Stack.fp4_kept_precision``
     (BF16 or FP8), so the time is the mix of both. ``overlap_norm``: as in :func:`efficiency.gemm_time_s`
-    (grouped expert GEMMs pass ``grouped_gemm_overlap_norm``)."""
-    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
+    (grouped expert GEMMs pass ``grouped_gemm_overlap_norm``). ``rate_scale``: the kernel's compute rate over the
+    dense GEMM rate (:func:`grouped_rate_scale`)."""
+    t = efficiency.gemm_time_s(m, n, k, peak_flop_per_s=ctx.peak * rate_scale, hbm_bytes_per_s=ctx.acc.hbm_bytes_per_s,
                                ceil=ctx.ceil, precision=ctx.precision, operand_bytes=ctx.op_bytes,
                                output_bytes=ACTIVATION_BYTES, groups=groups, m_tile=m_tile,
                                overlap_norm=overlap_norm)
@@ -138,13 +139,26 @@ def moe_ffn_gemm_s(ctx: Context, lay: Layout, m_tile: int = GROUPED_GEMM_TILE_M)
     te = T / tp * ep * lay.etp * s.top_k / s.experts * busiest_rank_load(ctx, lay)
     f = s.expert_d_ff / lay.etp
     p = ctx.ceil.grouped_gemm_overlap_norm        # grouped kernels: compute and stream overlap less
-    t = (n * gemm_s(ctx, te, w * f, d, local_experts, m_tile, p)
-         + gemm_s(ctx, te, d, f, local_experts, m_tile, p))
+    r = grouped_rate_scale(ctx)                   # the grouped kernel's rate over the dense one
+    t = (n * gemm_s(ctx, te, w * f, d, local_experts, m_tile, p, r)
+         + gemm_s(ctx, te, d, f, local_experts, m_tile, p, r))
     t_router = gemm_bf16_s(ctx, T / tp, s.experts, d)  # gating logits (BF16/FP32, never FP8)
     if s.shared_experts:
         fs = s.shared_experts * s.expert_d_ff
         t = t + n * gemm_s(ctx, T, w * fs / tp, d) + gemm_s(ctx, T, d, fs / tp)
     return t + t_router
+
+
+def grouped_rate_scale(ctx: Context) -> float:
+    """Compute rate of the stack's grouped expert GEMMs over the dense GEMM rate at the training precision:
+    ``torch_grouped_mm_fraction`` (data/efficiency/ceilings.csv) where the experts run PyTorch's BF16
+    ``torch._grouped_mm`` (``Stack.grouped_gemm_kernel`` ``"torch"``): 1 on Hopper (the SM90 CUTLASS kernel times 0.71
+    of H200's peak, pytorch/pytorch PR 156203), 0.53 on Blackwell (the torchao MoE-training README's B200 forward and
+    backward, 0.71-0.86 PFLOP/s against a 1.49 PFLOP/s dense rate). Else 1: Transformer Engine's grouped linear
+    layers and the low-precision grouped kernels keep the dense rate."""
+    if ctx.stack.grouped_gemm_kernel == "torch" and ctx.precision == "bf16":
+        return ctx.ceil.torch_grouped_mm_fraction
+    return 1.0
 
 
 def attention_span(ctx: Context):

@@ -11,8 +11,8 @@ from intelligence_per_dollar.sources import models
 
 __all__ = ["Stack", "MODERN", "MEGATRON_CORE", "MEGATRON_2021", "DEEPSEEK_V3", "FSDP2", "DEEPSPEED", "STACKS",
            "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS", "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES",
-           "ATTENTION_KERNELS", "FSDP_COPY_KINDS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS", "HOST_OP_S",
-           "default_stack"]
+           "ATTENTION_KERNELS", "GROUPED_GEMM_KERNELS", "FSDP_COPY_KINDS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS",
+           "HOST_OP_S", "default_stack"]
 
 #: Pipeline schedules the model prices (:mod:`.pipeline`).
 PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
@@ -20,6 +20,8 @@ PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 FP4_KEPT_PRECISIONS = ("bf16", "fp8")
 #: Flash-attention kernels a stack runs (:attr:`Stack.attention_kernel`).
 ATTENTION_KERNELS = ("vendor", "fa2", "fa1", "flex")
+#: Grouped-GEMM kernels a stack runs its routed experts on (:attr:`Stack.grouped_gemm_kernel`).
+GROUPED_GEMM_KERNELS = ("vendor", "torch")
 #: How a ZeRO-3 implementation copies parameters and gradients through HBM (:attr:`Stack.fsdp_copies`).
 FSDP_COPY_KINDS = ("none", "flat", "per-parameter")
 #: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
@@ -242,6 +244,14 @@ class Stack:
     each parameter's BF16 gradient into its fp32 buffer after every micro-batch's backward (``fp32_grad.add_(
     half_param.grad)``, in ``backward`` or in its DDP communication hook ``fp32_accum_hook``): 2 bytes read, 4 read
     and 4 written, 10 bytes, for every local parameter (ZeRO-1 keeps the full fp32 gradient buffer).
+    ``grouped_gemm_kernel``: the kernel a MoE layer's routed experts run on (:data:`GROUPED_GEMM_KERNELS`).
+    ``"vendor"``: Transformer Engine's grouped linear layers (cuBLAS / cuBLASLt per expert or grouped; Megatron-Core's
+    ``TEGroupedMLP``), timed at the dense GEMM rate. ``"torch"``: PyTorch's ``torch._grouped_mm``, the CUTLASS
+    grouped kernel ATen ships (torchtitan's ``GroupedExperts``, ``_run_experts_grouped_mm``), whose BF16 rate is
+    the ceiling ``torch_grouped_mm_fraction`` of the dense rate (:func:`~.compute.moe_ffn_gemm_s`): the dense rate on
+    Hopper, about half of it on Blackwell, where ATen runs a port of its SM90 schedule (pytorch/pytorch PR 156203;
+    the torchao MoE-training README times BF16 ``torch._grouped_mm`` forward and backward on B200 at 0.71-0.86
+    PFLOP/s).
     """
 
     flash_attention: bool = True
@@ -286,6 +296,7 @@ class Stack:
     grad_accumulation_bytes: float = 0.0
     fused_activation: bool | None = None
     qkv_layout_copies: bool = False
+    grouped_gemm_kernel: str = "vendor"
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -304,6 +315,7 @@ class Stack:
         if self.dropout_masks not in (None, True, False):
             raise ValueError(f"Stack dropout_masks={self.dropout_masks!r} is not allowed; allowed: None, True, False")
         for name, allowed in (("attention_kernel", ATTENTION_KERNELS), ("fsdp_copies", FSDP_COPY_KINDS),
+                              ("grouped_gemm_kernel", GROUPED_GEMM_KERNELS),
                               ("selective_recompute", SELECTIVE_RECOMPUTE_KINDS), ("loss", LOSS_KINDS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
@@ -400,10 +412,13 @@ DEEPSEEK_V3 = replace(MODERN, ep_overlap=True, pipeline_schedule="dualpipe")
 #: 4096-8192 cubed (facebookexperimental/triton PR 854), and per-op SAC recomputed cuDNN attention on B200 until
 #: pytorch/torchtitan PR 2095 (December 2025) put it on the save list. Session 53: Lambda's logs show FlexAttention's
 #: Triton kernel (stack attention kernel ``"flex"``, 0.48 of the vendor rate on Blackwell); priced so, its rows run
-#: 12-16% below the model compiled and 27-73% eager.
+#: 12-16% below the model compiled and 27-73% eager. Session 54: the MoE rows' routed experts run PyTorch's BF16
+#: ``torch._grouped_mm`` (``grouped_gemm_kernel`` ``"torch"``), which the torchao MoE-training README times on B200 at
+#: about half the dense rate (ceiling ``torch_grouped_mm_fraction``); priced, NousResearch's DeepEP rows move from
+#: 19-21% fast to 4-6% and Lambda's compiled Qwen3-30B-A3B rows from 12-16% to within 2%.
 FSDP2 = replace(MODERN, grad_reduce_bytes=4.0, lowp_activation_storage=False, attention_kernel="fa2",
                 selective_recompute="per-op", sharded_master_params=True, fsdp_copies="per-parameter",
-                fused_projections=False, ep_dedup=False)
+                fused_projections=False, ep_dedup=False, grouped_gemm_kernel="torch")
 #: DeepSpeed (ZeRO stages 1-3 with ``overlap_comm``, its pipeline engine, Megatron-DeepSpeed
 #: layers): FlashAttention-2, no Megatron sequence parallelism, no TP-GEMM overlap, every TP rank
 #: sends the whole activation between stages (no scatter/gather), plain 1F1B, gradient buckets of its default
