@@ -386,6 +386,9 @@ _CORRECTIONS = {
     "torchtitan-fsdp2-eager-fa4": ("torchtitan-fsdp2-eager", {"attention_kernel": "vendor"}),
     "torchtitan-fsdp2-chunked-loss-fa4": ("torchtitan-fsdp2-chunked-loss", {"attention_kernel": "vendor"}),
     "torchtitan-fsdp2-chunked-loss-eager-fa4": ("torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "vendor"}),
+    # ProLong's 64K launch script (princeton-nlp/ProLong train_64K.sh @014c75e) sets ``LOGIT_BLOCK_SIZE=2048``:
+    # "Compute Llama logits in blocks of 2048 tokens", a chunked loss over its FSDP1 eager stand-in
+    "fsdp1-eager-bf16-reduce-chunked-loss": ("fsdp1-eager-bf16-reduce", {"loss_chunk_tokens": 2048.0}),
 }
 for _name, (_base, _changes) in _CORRECTIONS.items():
     STACKS[_name] = replace(STACKS[_base], **_changes)
