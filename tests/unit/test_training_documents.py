@@ -71,10 +71,17 @@ def test_shorter_documents_never_slow_the_step(short, extra):
 
 
 def test_squad_packed_rows_state_their_documents():
-    """The NeMo fine-tuning rows on packed SQuAD carry 250-token documents with the estimate's derivation, and are the
-    only rows that carry any."""
+    """The NeMo fine-tuning rows on packed SQuAD carry 250-token documents with the estimate's derivation (17 set in
+    session 53, three more in blind set 103), ProLong's two document-masked 64K rows their own estimate, and no other
+    row carries any."""
     rows = [c for c in validation.runs() if "document_tokens" in c]
-    assert len(rows) == 17
-    for c in rows:
-        assert c["document_tokens"] == 250.0 and "SQuAD" in c["note"] and "document_tokens 250 (session 53)" in c["note"]
+    assert len(rows) == 22
+    squad = [c for c in rows if c["document_tokens"] == 250.0]
+    assert len(squad) == 20
+    older = [c for c in squad if "document_tokens 250 (session 53)" in c["note"]]
+    assert len(older) == 17 and all("SQuAD" in c["note"] for c in older)
+    assert all(c["id"].startswith("heldout103-c-nemoperf") and "-sft-" in c["id"] for c in squad if c not in older)
+    prolong = [c for c in rows if c not in squad]
+    assert [c["id"].startswith("heldout103-d-prolong") for c in prolong] == [True, True]
+    assert all(c["document_tokens"] == 45000.0 and "ESTIMATED" in c["note"] for c in prolong)
     assert np.isfinite([validation.predict(c)[0] for c in rows]).all()
