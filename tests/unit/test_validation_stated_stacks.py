@@ -112,7 +112,8 @@ _CORRECTED = [
     ("torchtitan-fsdp2-chunked-loss-eager-flex", "torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "flex"}),
     ("torchtitan-fsdp2-chunked-loss-eager-deepep-natural-flex", "torchtitan-fsdp2-chunked-loss-eager-deepep-natural",
      {"attention_kernel": "flex"}),
-    # session 54: Lambda's GB300 sweeps state ``flash-attn-4`` (FlashAttention-4, the vendor rate or above)
+    # session 54: Lambda's GB300 sweeps and prime-rl's B300 doc state FlashAttention-4 (the vendor rate or above)
+    ("torchtitan-fsdp2-fa4", "torchtitan-fsdp2", {"attention_kernel": "vendor"}),
     ("torchtitan-fsdp2-eager-fa4", "torchtitan-fsdp2-eager", {"attention_kernel": "vendor"}),
     ("torchtitan-fsdp2-chunked-loss-fa4", "torchtitan-fsdp2-chunked-loss", {"attention_kernel": "vendor"}),
     ("torchtitan-fsdp2-chunked-loss-eager-fa4", "torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "vendor"}),
@@ -133,7 +134,7 @@ def test_every_corrected_stack_is_checked_here_against_its_base():
     assert {name: base for name, base, _ in _CORRECTED} == validation.CORRECTED_STACKS
 
 
-@pytest.mark.parametrize("session,count", [(52, 177), (53, 13), (54, 14)])
+@pytest.mark.parametrize("session,count", [(52, 177), (53, 13), (54, 20)])
 def test_corrected_rows_name_their_new_stack_in_the_note(session, count):
     """Every row moved in sessions 52-54 records the stack it left and the stated fact that moved it; a row moved
     twice names, in the first sentence, the stack the second one says it left."""
@@ -177,10 +178,15 @@ def test_corrected_stacks_move_the_step_the_way_their_physics_says(cases):
 
 
 def test_flash_attention_4_rows_state_it_and_run_at_the_vendor_rate(cases):
-    """The 11 rows moved to the ``-fa4`` stacks are Lambda's GB300 sweeps whose notes state ``flash-attn-4``; on GB300
-    the vendor rate makes their attention-heavy GPT-OSS-20B step faster than FlashAttention-2's."""
+    """The 13 rows on the ``-fa4`` stacks are Lambda's GB300 sweeps, whose notes state ``flash-attn-4``, and prime-rl's
+    two B300 rows ("FA4 varlen attention"); the four Marin grug rows that state FlashAttention-4's CuTe kernels on H100
+    moved to the XLA stack with the vendor kernel. On GB300 the vendor rate makes the attention-heavy GPT-OSS-20B step
+    faster than FlashAttention-2's."""
     moved = [c for c in validation.runs() if c["stack"].endswith("-fa4")]
-    assert len(moved) == 11
-    assert all("flash-attn-4" in c["note"] and c["accelerator"] == "GB300" for c in moved)
+    assert len(moved) == 13
+    assert all(("flash-attn-4" in c["note"] or "FA4 varlen" in c["note"]) and c["accelerator"] in ("GB300", "B300")
+               for c in moved)
+    grug = [c for c in validation.runs() if c["id"].startswith("heldout101-d-grug-moe")]
+    assert len(grug) == 4 and all(c["stack"] == "xla-fsdp-te" and "FA4 CuTe" in c["note"] for c in grug)
     case = cases["heldout86-lambda-gb300-gptoss20b-sac-compile-bs8"]
     assert _predict(case, "torchtitan-fsdp2-chunked-loss-fa4") > 1.05 * _predict(case, "torchtitan-fsdp2-chunked-loss")

@@ -283,7 +283,7 @@ def test_held_out_cases_median(table):
     rows then attended within each example (``document_tokens``): 11.19% (595 within), forty-four short. The bound
     records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1333 and held.error.count() == 1333 and held.error.abs().median() <= 0.1120
+    assert len(held) == 1333 and held.error.count() == 1333 and held.error.abs().median() <= 0.1125
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -312,12 +312,13 @@ def test_held_out_cases_median(table):
 # where stated. Bounds it tightened: AWS's all-to-all rows, Apertus, Megatron-Kwai, nanoGPT, MCore's Mixtral README,
 # the NeMo Llama 3.1 70B recipes on B200.
 # Session 54: torchtitan's routed experts run PyTorch's BF16 torch._grouped_mm, about half the dense rate on Blackwell
-# (ceiling torch_grouped_mm_fraction), and Lambda's GB300 rows that state flash-attn-4 run attention at the vendor
-# rate. Tightened: NousResearch's DeepEP rows (+20% -> +5%), Lambda's B200 rows, PR 4605's compiled Qwen3 rows (+12-16%
-# -> within 2%). Loosened: PR 4604's compiled GPT-OSS-120B rows (within 4% -> 18-23% slow) and three of Lambda's GB300
+# (ceiling torch_grouped_mm_fraction), and rows that state FlashAttention-4 run attention at the vendor rate.
+# Tightened: NousResearch's DeepEP rows (+20% -> +5%), Lambda's B200 rows, PR 4605's compiled Qwen3 rows (+12-16% ->
+# within 2%). Loosened: PR 4604's compiled GPT-OSS-120B rows (within 4% -> 18-23% slow), three of Lambda's GB300
 # GPT-OSS-20B rows (11-24% slow; their sliding-window layers and packed documents, which shorten attention, are not
-# priced), pith-train's
-# Qwen3-30B-A3B row (-1% -> -14%) and prime-rl's B300 rows (-27% / -37% -> -37% / -45%).
+# priced), pith-train's Qwen3-30B-A3B row (-1% -> -14%) and Marin's grug MoE rows on 8 H100 (0-26% -> 19-39% fast),
+# which state FlashAttention-4's CuTe kernels. prime-rl's B300 rows moved with both changes (-27% / -37% -> -25% /
+# -34%).
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
@@ -579,7 +580,7 @@ def test_held_out_cases_median(table):
     # prime-rl masks attention per packed document), AWS's Megatron-Bridge MoE runs on EFA (steps 2.5-5.9x the model's)
     # and Qwen3-8B (11-19% short), Pai-Megatron-Patch issue 658's Qwen3-235B on 256 H800 (-5% to +20% in step time)
     ("heldout99-f-crusoe-titan", 0.035, 0.115), ("heldout99-f-mbridge-card-q235", 0.26, 0.26),
-    ("heldout99-f-primerl-perf", 0.415, 0.455), ("heldout99-f-torchtune", 0.095, 0.105),
+    ("heldout99-f-primerl-perf", 0.295, 0.345), ("heldout99-f-torchtune", 0.095, 0.105),
     ("heldout99-i-aws-dsv3-b300", 0.7, 0.72), ("heldout99-i-aws-kimik2-b300", 0.685, 0.729),
     ("heldout99-i-aws-qwen3-235b-b300", 0.642, 0.743), ("heldout99-i-aws-qwen3-30b-h100", 0.702, 0.831),
     ("heldout99-i-aws-qwen3-8b", 0.15, 0.19), ("heldout99-i-pai658", 0.13, 0.2),
@@ -618,7 +619,7 @@ def test_held_out_cases_median(table):
     ("heldout101-c-dgxc-qwen3-pretrain-example", 0.087, 0.087),
     ("heldout101-c-mlm-llama3-8b-h200-fp8-analysis", 0.08, 0.095),
     ("heldout101-c-mlm-mfsdp2-qwen3-30b-gb200", 1.035, 1.098), ("heldout101-d-litgpt-thunder-readme", 0.046, 0.07),
-    ("heldout101-d-marin-grug-h100", 0.104, 0.257), ("heldout101-d-marinfold-exp108-levanter", 0.473, 0.473),
+    ("heldout101-d-marin-grug-h100", 0.265, 0.39), ("heldout101-d-marinfold-exp108-levanter", 0.473, 0.473),
     ("heldout101-d-paxml-gpu-readme", 0.327, 0.712), ("heldout101-d-thunder-issue1364", 0.12, 0.12),
     # set 27, bounded at its error after session 23's BF16 gradient buffer (blind: 15.9% / 57%, 20.5% / 51%).
     # Megatron-Bridge 26.02 / 25.11 cells, blind: Llama 3 70B and Llama 3.1 405B FP8 on

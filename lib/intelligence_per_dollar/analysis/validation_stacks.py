@@ -380,9 +380,10 @@ _CORRECTIONS = {
     "torchtitan-fsdp2-chunked-loss-eager-flex": ("torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "flex"}),
     "torchtitan-fsdp2-chunked-loss-eager-deepep-natural-flex": ("torchtitan-fsdp2-chunked-loss-eager-deepep-natural",
                                                                 {"attention_kernel": "flex"}),
-    # Session 54: Lambda's GB300 torchtitan sweeps state "flash-attn-4" (its varlen backend), FlashAttention-4, which
-    # runs at or above cuDNN on Blackwell ("up to 1.3x faster than cuDNN 9.13", arXiv 2603.05451): the vendor rate,
-    # not SDPA's FlashAttention-2
+    # Session 54: Lambda's GB300 torchtitan sweeps and prime-rl's B300 performance doc state FlashAttention-4
+    # ("flash-attn-4", "FA4 varlen attention"), which runs at or above cuDNN on Blackwell ("up to 1.3x faster than
+    # cuDNN 9.13", arXiv 2603.05451): the vendor rate, not SDPA's FlashAttention-2
+    "torchtitan-fsdp2-fa4": ("torchtitan-fsdp2", {"attention_kernel": "vendor"}),
     "torchtitan-fsdp2-eager-fa4": ("torchtitan-fsdp2-eager", {"attention_kernel": "vendor"}),
     "torchtitan-fsdp2-chunked-loss-fa4": ("torchtitan-fsdp2-chunked-loss", {"attention_kernel": "vendor"}),
     "torchtitan-fsdp2-chunked-loss-eager-fa4": ("torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "vendor"}),
