@@ -70,6 +70,21 @@ def test_predicted_vs_measured_axis_holds_every_case():
     assert y["scale"]["domain"] == [0.4, 2.5]
 
 
+def test_predicted_vs_measured_places_cases_by_position_not_by_a_list_of_names():
+    """Sorting a nominal axis by the list of case names compiles to one nested conditional per case; past ~1,350 cases
+    Vega's expression parser overflowed its call stack and the chapter's validation scatter stayed blank (session 54).
+    The cases sit at their table position on a quantitative axis, whatever their number."""
+    n = 3000
+    df = pd.DataFrame({"case": [f"c{i}" for i in range(n)], "group": ["g"] * n, "family": ["f"] * n,
+                       "measured": [1.0] * n, "predicted": [1.1] * n, "error": [0.1] * n, "unit": ["u"] * n})
+    spec = charts_training.predicted_vs_measured(df, title="t").to_dict()
+    pts = next(layer for layer in spec["layer"] if layer["encoding"]["y"].get("field") == "ratio")
+    x = pts["encoding"]["x"]
+    assert x["field"] == "position" and x["type"] == "quantitative" and "sort" not in x
+    assert x["scale"]["domain"] == [-1, n]
+    assert "c2999" not in str(x) and "case" in {t.get("field") for t in pts["encoding"]["tooltip"]}
+
+
 def test_si_scale_puts_axes_in_physical_units():
     assert charts.si_scale([3e12, 8e12, 22e12], "B/s") == (1e12, "TB/s")
     assert charts.si_scale([2e15, 7e16], "FLOP/s") == (1e15, "PFLOP/s")

@@ -112,11 +112,16 @@ def predicted_vs_measured(df: pd.DataFrame, *, title: str) -> alt.LayerChart:
     ``predicted``, ``error``, ``unit``."""
     _check_columns(df, ("case", "group", "family", "measured", "predicted", "error", "unit"), "predicted_vs_measured")
     d = df[df["predicted"].notna()].assign(ratio=lambda x: x["predicted"] / x["measured"])
+    # the cases in table order by their position, a number: a nominal axis sorted by the list of case names compiles
+    # to one nested conditional per case, which Vega's expression parser could not hold past ~1,350 cases (its call
+    # stack overflowed and the chart stayed blank)
+    d = d.assign(position=range(len(d)))
     # at least 0.4-2.5, widened to every case: a fixed domain drew the cases off by 10x or more above the plot
     domain = [min(0.4, float(d["ratio"].min())), max(2.5, float(d["ratio"].max()))] if len(d) else [0.4, 2.5]
     sel = alt.selection_point(fields=["family"], bind="legend")
     pts = alt.Chart(d, title=title).mark_circle(size=70).encode(
-        x=alt.X("case:N", sort=list(d["case"]), title=None, axis=alt.Axis(labels=False, ticks=False)),
+        x=alt.X("position:Q", title=None, scale=alt.Scale(domain=[-1, max(len(d), 1)], nice=False, zero=False),
+                axis=alt.Axis(labels=False, ticks=False, grid=False)),
         y=alt.Y("ratio:Q", title="predicted / measured", scale=alt.Scale(type="log", domain=domain)),
         color=palette.color("family", d["family"]),
         opacity=alt.condition(sel, alt.value(0.9), alt.value(0.15)),
