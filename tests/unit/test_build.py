@@ -63,6 +63,23 @@ def test_successful_build_replaces_previous_report_and_logs_progress(tmp_path, m
     assert (out / build.PDF_NAME).exists() == (pdf.available() is None)
 
 
+@pytest.mark.skipif(pdf.available() is not None, reason="needs Chromium and Playwright")
+def test_a_chart_that_cannot_draw_is_named_not_waited_for(tmp_path):
+    """A chart Vega rejects never gets its SVG: the print names it at once (the embedding script's "chart error")
+    instead of timing out after a minute with no clue which of the book's charts it was."""
+    (tmp_path / "nbs").mkdir()
+    page = ('<html><head><title>t</title></head><body><article class="bd-article">'
+            '<div class="ipd-chart" id="ipd-chart-1"><svg></svg></div>'
+            '<div class="ipd-chart" id="ipd-chart-2">chart error: RangeError: Maximum call stack size exceeded</div>'
+            '</article></body></html>')
+    (tmp_path / "nbs" / "ch.html").write_text(page)
+    t0 = time.perf_counter()
+    with pytest.raises(pdf.PdfFailed, match="1 chart.*ipd-chart-2: chart error: RangeError"):
+        pdf.print_book(tmp_path, ["nbs/ch.html"], tmp_path / "book.pdf", timeout_s=30)
+    assert time.perf_counter() - t0 < 20
+    assert not (tmp_path / "book.pdf").exists() and not (tmp_path / "nbs" / "_print.html").exists()
+
+
 def test_unknown_chapter_lists_known(tmp_path):
     with pytest.raises(ValueError, match="01_hardware"):
         build.execute_chapter("07_nope", tmp_path)

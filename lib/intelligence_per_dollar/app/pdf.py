@@ -3,7 +3,8 @@
 :func:`print_book` joins the built pages' articles (landing page, chapters, appendix) into one
 print page next to the chapters (so their relative links to ``_static`` hold), opens it in
 headless Chromium through Playwright, waits until every Vega chart has drawn and MathJax has
-typeset, and prints it to PDF (A4). Code stays folded, as on the web page.
+typeset, and prints it to PDF (A4). Code stays folded, as on the web page. A chart that Vega cannot draw is named in
+the error, not waited for.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ _FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--di
 #: Width of the page the charts are drawn at (CSS px): an A4 page less its margins.
 PRINT_WIDTH_PX = 720
 _ARTICLE = re.compile(r'<article class="bd-article">(.*?)</article>', re.S)
-_CHARTS_DRAWN = "() => [...document.querySelectorAll('.ipd-chart')].every(d => d.querySelector('svg'))"
+#: Every chart has drawn its SVG, or failed: the embedding script writes "chart error: ..." into a chart whose
+#: Vega-Lite spec Vega rejects (a 1,384-case scatter once overflowed Vega's expression parser, session 54).
+_CHARTS_SETTLED = ("() => [...document.querySelectorAll('.ipd-chart')]"
+                   ".every(d => d.querySelector('svg') || d.textContent.startsWith('chart error'))")
+_CHARTS_FAILED = ("() => [...document.querySelectorAll('.ipd-chart')].filter(d => !d.querySelector('svg'))"
+                  ".map(d => d.id + ': ' + d.textContent.slice(0, 200))")
 _MATH_DONE = ("() => !window.MathJax || !MathJax.Hub || (MathJax.isReady && MathJax.Hub.queue.pending === 0"
               " && !MathJax.Hub.queue.running)")
 
@@ -83,7 +89,10 @@ def print_book(html_dir: Path, pages: Sequence[str], out: Path, *, template: str
             try:
                 page = browser.new_page(viewport={"width": PRINT_WIDTH_PX, "height": 1000})
                 page.goto(page_file.resolve().as_uri(), wait_until="load")
-                page.wait_for_function(_CHARTS_DRAWN, timeout=timeout_s * 1000)
+                page.wait_for_function(_CHARTS_SETTLED, timeout=timeout_s * 1000)
+                failed = page.evaluate(_CHARTS_FAILED)
+                if failed:
+                    raise PdfFailed(f"{len(failed)} chart(s) did not draw: " + "; ".join(failed))
                 page.wait_for_function(_MATH_DONE, timeout=timeout_s * 1000)
                 page.pdf(path=str(out), format="A4", print_background=True,
                          margin={"top": "14mm", "bottom": "14mm", "left": "12mm", "right": "12mm"})
