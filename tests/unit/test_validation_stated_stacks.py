@@ -119,6 +119,8 @@ _CORRECTED = [
     ("torchtitan-fsdp2-chunked-loss-eager-fa4", "torchtitan-fsdp2-chunked-loss-eager", {"attention_kernel": "vendor"}),
     # session 54 (set 103): ProLong's 64K launch script sets LOGIT_BLOCK_SIZE=2048, a chunked loss
     ("fsdp1-eager-bf16-reduce-chunked-loss", "fsdp1-eager-bf16-reduce", {"loss_chunk_tokens": 2048.0}),
+    # session 55: NVIDIA's MaxText Llama 3 70B recipe sets remat_policy=save_qkv_proj
+    ("xla-fsdp-te-save-qkv", "xla-fsdp-te", {"full_recompute_saves_qkv": True}),
 ]
 
 
@@ -134,9 +136,9 @@ def test_every_corrected_stack_is_checked_here_against_its_base():
     assert {name: base for name, base, _ in _CORRECTED} == validation.CORRECTED_STACKS
 
 
-@pytest.mark.parametrize("session,count", [(52, 177), (53, 13), (54, 20)])
+@pytest.mark.parametrize("session,count", [(52, 177), (53, 13), (54, 20), (55, 17)])
 def test_corrected_rows_name_their_new_stack_in_the_note(session, count):
-    """Every row moved in sessions 52-54 records the stack it left and the stated fact that moved it; a row moved
+    """Every row moved in sessions 52-55 records the stack it left and the stated fact that moved it; a row moved
     twice names, in the first sentence, the stack the second one says it left."""
     moved = [c for c in validation.runs() if f"Stack corrected (session {session})" in c["note"]]
     assert len(moved) == count
@@ -190,3 +192,19 @@ def test_flash_attention_4_rows_state_it_and_run_at_the_vendor_rate(cases):
     assert len(grug) == 4 and all(c["stack"] == "xla-fsdp-te" and "FA4 CuTe" in c["note"] for c in grug)
     case = cases["heldout86-lambda-gb300-gptoss20b-sac-compile-bs8"]
     assert _predict(case, "torchtitan-fsdp2-chunked-loss-fa4") > 1.05 * _predict(case, "torchtitan-fsdp2-chunked-loss")
+
+
+def test_together_gb200_qwen_rows_run_megatron_bridge_recipe_without_tp_overlap(cases):
+    """Together's GB200 readiness jobs build Qwen2.5-72B from Megatron-Bridge's library recipe
+    (``qwen25_72b_pretrain_config()``, which passes no ``CommOverlapConfig``) and set none themselves, so their TP
+    collectives run exposed: the seven rows sit on ``mbridge-2026-no-tp-overlap``, and at TP 8 that slows the
+    predicted step by more than a fifth (TP 2 by less)."""
+    groups = ("heldout100-c-together-gb200", "heldout103-c-together-gb200", "heldout25-together-dgxc")
+    rows = [c for c in validation.runs() if c["group"].startswith(groups) and "72b" in c["id"]]
+    assert len(rows) == 7
+    assert all(c["stack"] == "mbridge-2026-no-tp-overlap" and "qwen25_72b_pretrain_config" in c["note"] for c in rows)
+    tp8 = cases["heldout100-c-tg-r07-qwen72b"]
+    slow = _predict(tp8, "mbridge-2026-no-tp-overlap") / _predict(tp8, "mbridge-2026")      # iteration_s
+    assert slow > 1.2
+    tp2 = cases["heldout100-c-tg-r07-qwen72b-17n"]                                              # tflops_per_gpu
+    assert 1.0 < _predict(tp2, "mbridge-2026") / _predict(tp2, "mbridge-2026-no-tp-overlap") < slow

@@ -283,7 +283,7 @@ def test_held_out_cases_median(table):
     rows then attended within each example (``document_tokens``): 11.19% (595 within), forty-four short. The bound
     records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1333 and held.error.count() == 1333 and held.error.abs().median() <= 0.1125
+    assert len(held) == 1333 and held.error.count() == 1333 and held.error.abs().median() <= 0.1120
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -450,7 +450,7 @@ def test_held_out_cases_median(table):
     # Together's Qwen2.5-72B / gpt-oss-120b on 64 GB200 40-45% short, Grok-1 / Qwen3-30B within 4%; DGX Cloud's Paxml
     # GPT-3 175B on 128-2,048 H100 10-15% long
     ("heldout25-mlperf-train", 0.06, 0.445), ("heldout25-nemo-longseq", 0.05, 0.08),
-    ("heldout25-together-dgxc", 0.225, 0.43), ("heldout25-dgxc-paxml", 0.23, 0.37),
+    ("heldout25-together-dgxc", 0.113, 0.43), ("heldout25-dgxc-paxml", 0.23, 0.37),
     # set 26, merged at its blind error. MLPerf v6.0 Llama 3.1 8B logs on 8-72 B200 / B300 / GB200 / GB300 within 7%,
     # gpt-oss-20b MXFP8 8-9% short on 8 B300 and 21% short on 72 GB300; Megatron-Bridge 26.04's cells on 64-256
     # GB200 / GB300 -20% to +2%, Qwen3-235B on 256 H100 30% fast; torchtitan's A100 Llama 2 13B / 70B 8-12% fast
@@ -561,7 +561,7 @@ def test_held_out_cases_median(table):
     # the vendor attention rate (xla-fsdp-te): the 70B table 11-27% long (was 19-42%), the A3 7B rows -3% to +19%
     # (was -10% to +11%); OLMo-core's stated fused loss (torchtitan-fsdp2-fused-loss) moves it by 0.3 points
     ("heldout97-dgxc2411", 0.09, 0.195), ("heldout97-dgxc2412", 0.055, 0.28),
-    ("heldout97-dgxc-maxtext-llama3", 0.172, 0.273), ("heldout97-maxtext-a3-readme", 0.1, 0.19),
+    ("heldout97-dgxc-maxtext-llama3", 0.151, 0.252), ("heldout97-maxtext-a3-readme", 0.1, 0.19),
     ("heldout97-flagperf-chatglm3", 0.13, 0.13), ("heldout97-olmocore-readme-32b", 0.076, 0.113),
     # set 98 (predicted at aaa4a45, merged unchanged): Megatron-Kwai's H800 runs (+3% to +23%), PaddlePaddle's Llama /
     # Qwen / Baichuan 2 tables on 8 A100 on the Megatron stand-in (+10% to +54%), FlagPerf's DeepSpeed Baichuan2-13B on
@@ -596,7 +596,7 @@ def test_held_out_cases_median(table):
     # Scicom's Qwen3-0.6B DDP on 4 H100 / H200 (-23%, -16%)
     ("heldout100-a-laer-moe", 0.525, 0.57), ("heldout100-b-mb4330", 0.13, 0.13),
     ("heldout100-b-nemorl966", 0.96, 1.32), ("heldout100-b-titan1207", 0.595, 0.8),
-    ("heldout100-c-together-gb200-r01", 0.405, 0.41), ("heldout100-c-together-gb200-r07", 0.39, 0.41),
+    ("heldout100-c-together-gb200-r01", 0.215, 0.394), ("heldout100-c-together-gb200-r07", 0.288, 0.41),
     ("heldout100-d-hf-ds-fsdp-blog", 0.13, 0.14), ("heldout100-d-scicom-ablation", 0.195, 0.23),
     ("heldout100-d-vectorlm", 0.105, 0.185),
     # set 101 (predicted at 4186aef; merged with the Paxml rows on xla-2023-noflash, the README's "reported without
@@ -890,6 +890,10 @@ def test_runs_that_ran_are_not_refused(table):
         # set 102: NeMo 24.12's re-measurement of the NeMo 24.07 Llama 2 70B SFT row above (TP 4 PP 4 on 16 H100, DP 1:
         # no optimizer sharding), flagged as that row is
         "heldout102-c-nemo2412-llama2-70b-sft-h100-16",
+        # set 97 at session 55: MaxText's Llama 3 70B at 2 x 8,192 tokens per GPU on 128 H100 with
+        # remat_policy=save_qkv_proj: 82 GB in the model once the kept Q / K / V outputs (26.8 GB) are counted; 21 GB of
+        # it is the FP32 logits and one layer's recompute, which XLA's buffer planning packs tighter (as set 62's row)
+        "heldout97-dgxc-maxtext-llama3-70b-h100-128-bf16", "heldout97-dgxc-maxtext-llama3-70b-h100-128-fp8",
         }
     # Session 34: NeMo AutoModel's MoE models (Qwen3-30B-A3B on 8 H100, Kimi K2 on 256 H100, GPT-OSS 20B / 120B) and
     # KempnerForge (Llama 3 8B on one H200, which reports 80.7 GiB allocated where the model now counts 77 GB) build

@@ -17,7 +17,7 @@ from intelligence_per_dollar.model.training.context import (ACTIVATION_BYTES, Co
 from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
-           "FLEX_OVER_VENDOR_BLACKWELL", "attention_span", "grouped_rate_scale",
+           "FLEX_OVER_VENDOR_BLACKWELL", "attention_span", "grouped_rate_scale", "qkv_projection_gemm_s",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
            "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
@@ -97,6 +97,15 @@ def attention_gemm_s(ctx: Context, lay: Layout):
     q, kv = s.heads * hd, s.kv_heads * hd
     return (gemm_s(ctx, T, q / tp, s.d_model) + 2 * gemm_s(ctx, T, kv / tp, s.d_model)   # wq; wk and wv
             + gemm_s(ctx, T, s.d_model, q / tp))                                          # wo
+
+
+def qkv_projection_gemm_s(ctx: Context, lay: Layout):
+    """Forward time of a layer's Q / K / V projections alone: :func:`attention_gemm_s` less the output projection
+    (``d_model`` wide over ``heads x head_dim / tp``). What a recompute that saves their outputs
+    (``Stack.full_recompute_saves_qkv``) does not run again."""
+    s = ctx.s
+    out_proj = gemm_s(ctx, lay.tokens, s.d_model, s.heads * architecture.head_dim(s) / lay.tp)
+    return np.maximum(attention_gemm_s(ctx, lay) - out_proj, 0.0)
 
 
 def _gated(s: models.ModelSpec) -> int:

@@ -275,7 +275,8 @@ def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool, ep=1, dedup: bool
 def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
     """Activation bytes of one layer and micro-batch, averaged over dense and MoE layers: stored
     in full, selective (the attention core recomputed; or torchtitan's per-op set,
-    ``Stack.selective_recompute``), and the layer input alone (full recompute); plus the
+    ``Stack.selective_recompute``), and the layer input alone (full recompute; with the Q / K / V projection outputs
+    where ``Stack.full_recompute_saves_qkv``); plus the
     working set of recomputing one layer."""
     T, tp = lay.tokens, lay.tp
     per_op = ctx.stack.selective_recompute == "per-op"
@@ -292,6 +293,9 @@ def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
     full_m, sel_m = full_m - removed, np.maximum(sel_m - removed, 0.0)
     frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
     layer_input = T * 2 * ctx.s.d_model / (tp if ctx.stack.sequence_parallel else 1)
+    if ctx.stack.full_recompute_saves_qkv:         # the Q / K / V projection outputs kept too, split over TP by head
+        hd = architecture.head_dim(ctx.s)
+        layer_input = layer_input + T * ACTIVATION_BYTES * (ctx.s.heads + 2 * ctx.s.kv_heads) * hd / tp
     return ((1 - frac_moe) * full_d + frac_moe * full_m, (1 - frac_moe) * sel_d + frac_moe * sel_m,
             layer_input, np.maximum(full_d, full_m))
 

@@ -252,6 +252,13 @@ class Stack:
     Hopper, about half of it on Blackwell, where ATen runs a port of its SM90 schedule (pytorch/pytorch PR 156203;
     the torchao MoE-training README times BF16 ``torch._grouped_mm`` forward and backward on B200 at 0.71-0.86
     PFLOP/s).
+    ``full_recompute_saves_qkv``: the "full" recompute mode keeps each layer's Q / K / V projection outputs (and the
+    layer input) and recomputes the rest of the forward in backward, so the recomputed forward skips the Q / K / V
+    projection GEMMs and the memory model holds their outputs: MaxText's ``remat_policy=save_qkv_proj``
+    (``MaxText/layers/decoders.py`` ``get_remat_policy``: ``jax.checkpoint_policies.save_only_these_names(
+    "query_proj", "value_proj", "key_proj")``), as NVIDIA's MaxText Llama 3 70B GPU recipes set it
+    (``dgxc-benchmarking`` ``maxtext/configure.sh``). False: the whole forward is recomputed (MaxText ``full``,
+    Megatron-Core ``recompute_granularity=full``).
     """
 
     flash_attention: bool = True
@@ -297,6 +304,7 @@ class Stack:
     fused_activation: bool | None = None
     qkv_layout_copies: bool = False
     grouped_gemm_kernel: str = "vendor"
+    full_recompute_saves_qkv: bool = False
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -305,7 +313,8 @@ class Stack:
         if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
             raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
-        for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp", "qkv_layout_copies"):
+        for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp", "qkv_layout_copies",
+                     "full_recompute_saves_qkv"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: True, False")
         for name in ("param_gather_overlap", "fused_activation"):        # None: follows another field
