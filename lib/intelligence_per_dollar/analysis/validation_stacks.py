@@ -299,9 +299,11 @@ _CORRECTIONS = {
     # MaxText with ``attention=cudnn_flash_te`` and Pax with ``NVTE_FUSED_ATTN=1, ENABLE_TE=1`` run Transformer Engine's
     # cuDNN fused attention, the vendor kernel, not the FlashAttention-2 rate the torch-native stand-in carries
     "xla-fsdp-te": ("xla-fsdp", {"attention_kernel": "vendor"}),
-    # MaxText with ``remat_policy=save_qkv_proj`` (NVIDIA's dgxc-benchmarking Llama 3 70B recipe, maxtext/configure.sh):
-    # the full recompute keeps the Q / K / V projection outputs and does not run those GEMMs again
-    "xla-fsdp-te-save-qkv": ("xla-fsdp-te", {"full_recompute_saves_qkv": True}),
+    # MaxText with ``remat_policy=save_qkv_proj`` (NVIDIA's dgxc-benchmarking Llama 3 70B recipe, maxtext/configure.sh)
+    # and Paxml with ``CHECKPOINT_POLICY = SAVE_QKV_OUT_PROJ`` (its GPT-3 175B recipe, paxml_mod_configs.py): the full
+    # recompute keeps the Q / K / V (and output) projections' outputs and does not run those GEMMs again
+    "xla-fsdp-te-save-qkv": ("xla-fsdp-te", {"full_recompute_keeps": "qkv"}),
+    "xla-fsdp-te-save-qkv-out": ("xla-fsdp-te", {"full_recompute_keeps": "attention-projections"}),
     # NeMo 2024 recipes that state ``moe_token_dispatcher_type alltoall``: one copy per chosen expert, no dedup
     "nemo-2024-alltoall": ("nemo-2024", {"ep_dedup": False}),
     # Megatron-Kwai's launch scripts: ``--accumulate-allreduce-grads-in-fp32`` and no ``--overlap-grad-reduce`` (the

@@ -18,6 +18,7 @@ from intelligence_per_dollar.sources import hardware, models
 
 __all__ = ["ATTENTION_BWD_OVER_FWD", "GROUPED_GEMM_TILE_M", "FA2_OVER_VENDOR", "FA2_NATIVE_UNTIL_YEAR", "FA1_OVER_FA2",
            "FLEX_OVER_VENDOR_BLACKWELL", "attention_span", "grouped_rate_scale", "qkv_projection_gemm_s",
+           "recompute_kept_gemm_s",
            "attention_kernel_scale", "per_op_sac_matmuls", "per_op_recompute_s", "gemm_s", "gemm_bf16_s", "attention_gemm_s",
            "dense_ffn_gemm_s", "moe_ffn_gemm_s", "attention_core_s", "lm_head_s", "LOSS_TRAFFIC_BYTES",
            "FUSED_LOSS_TRAFFIC_BYTES", "loss_traffic_bytes_per_entry", "loss_s", "quantize_bytes_per_token",
@@ -101,11 +102,20 @@ def attention_gemm_s(ctx: Context, lay: Layout):
 
 def qkv_projection_gemm_s(ctx: Context, lay: Layout):
     """Forward time of a layer's Q / K / V projections alone: :func:`attention_gemm_s` less the output projection
-    (``d_model`` wide over ``heads x head_dim / tp``). What a recompute that saves their outputs
-    (``Stack.full_recompute_saves_qkv``) does not run again."""
+    (``d_model`` wide over ``heads x head_dim / tp``)."""
     s = ctx.s
     out_proj = gemm_s(ctx, lay.tokens, s.d_model, s.heads * architecture.head_dim(s) / lay.tp)
     return np.maximum(attention_gemm_s(ctx, lay) - out_proj, 0.0)
+
+
+def recompute_kept_gemm_s(ctx: Context, lay: Layout):
+    """Forward GEMM time a full recompute does not run again because the stack keeps those GEMMs' outputs
+    (``Stack.full_recompute_keeps``): the Q / K / V projections (:func:`qkv_projection_gemm_s`), all the attention
+    projections (:func:`attention_gemm_s`), or none."""
+    keeps = ctx.stack.full_recompute_keeps
+    if keeps == "qkv":
+        return qkv_projection_gemm_s(ctx, lay)
+    return attention_gemm_s(ctx, lay) if keeps == "attention-projections" else 0.0
 
 
 def _gated(s: models.ModelSpec) -> int:

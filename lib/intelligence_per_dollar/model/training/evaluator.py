@@ -59,8 +59,8 @@ def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_tok
                 moe: bool) -> LayerTimes:
     """:class:`LayerTimes` of a layer whose FFN takes ``t_ffn`` forward: GEMMs (backward twice
     the forward), attention core, memory-bound kernels, and the exposed TP, CP and EP collectives.
-    Recompute repeats the whole forward for the fully recomputed share of layers (less the Q / K / V projection
-    GEMMs where the stack keeps their outputs, ``Stack.full_recompute_saves_qkv``), else (selective)
+    Recompute repeats the whole forward for the fully recomputed share of layers (less the GEMMs whose outputs the
+    stack keeps, ``Stack.full_recompute_keeps``), else (selective)
     the attention core, or under per-op selective AC every second matmul and the elementwise kernels.
     A MoE layer whose dispatcher syncs the host (:mod:`.host`) adds the host launch time its
     forward or its backward GPU work cannot hide, and one whose activations are offloaded the copy
@@ -81,7 +81,7 @@ def layer_times(ctx: Context, lay: Layout, common: _Common, t_ffn, bytes_per_tok
     bwd = compute_b + tp_b + common.cp_b + a2a_b + host_b
     rfrac, sel_rc = common.recompute_fraction, common.selective
     op_g, op_m = compute.per_op_recompute_s(ctx, lay, gemm_f, mem_f, moe)
-    skip = common.recompute_skipped_gemm      # GEMMs whose outputs a full recompute keeps (Stack.full_recompute_saves_qkv)
+    skip = common.recompute_skipped_gemm      # GEMMs whose outputs a full recompute keeps (Stack.full_recompute_keeps)
     re = rfrac * (fwd - skip) + (1 - rfrac) * (sel_rc + op_g + op_m)
     parts = {"gemm": 3 * gemm_f + rfrac * (gemm_f - skip) + (1 - rfrac) * op_g,
              "attention_core": common.core_f + common.core_b + rfrac * common.core_f + (1 - rfrac) * sel_rc,
@@ -107,7 +107,7 @@ def evaluate(ctx: Context, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
     cp_f, cp_b = communication.cp_exposed_s(ctx, lay, core_f, core_b)
     sel = compute.selective_recompute_s(ctx, lay, core_f, act_dense.core)
     t_tp = communication.tp_all_reduce_s(ctx, lay)
-    skip = compute.qkv_projection_gemm_s(ctx, lay) if ctx.stack.full_recompute_saves_qkv else 0.0
+    skip = compute.recompute_kept_gemm_s(ctx, lay)
     common = _Common(compute.attention_gemm_s(ctx, lay), core_f, core_b, t_tp, cp_f, cp_b, mem.recompute_fraction,
                      np.where(lay.recompute >= 1, sel, 0.0), skip)
     dense = layer_times(ctx, lay, common, compute.dense_ffn_gemm_s(ctx, lay), act_dense.per_gpu, 0.0, False)

@@ -272,11 +272,25 @@ def per_op_sac_bytes_per_token(s: models.ModelSpec, moe: bool, ep=1, dedup: bool
     return float(out) if np.ndim(out) == 0 else out
 
 
+def full_recompute_kept_bytes_per_token(ctx: Context, tp):
+    """Bytes per token of one layer on one GPU that a full recompute keeps beside the layer input
+    (``Stack.full_recompute_keeps``): the Q / K / V projection outputs (``heads + 2 kv_heads`` heads of ``head_dim``,
+    split over TP by head), and for ``"attention-projections"`` the output projection's too (``d_model``, split over
+    TP with sequence parallelism); 0 for ``"none"``."""
+    s, keeps = ctx.s, ctx.stack.full_recompute_keeps
+    if keeps == "none":
+        return 0.0
+    kept = (s.heads + 2 * s.kv_heads) * architecture.head_dim(s) / tp
+    if keeps == "attention-projections":
+        kept = kept + s.d_model / (tp if ctx.stack.sequence_parallel else 1)
+    return ACTIVATION_BYTES * kept
+
+
 def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
     """Activation bytes of one layer and micro-batch, averaged over dense and MoE layers: stored
     in full, selective (the attention core recomputed; or torchtitan's per-op set,
-    ``Stack.selective_recompute``), and the layer input alone (full recompute; with the Q / K / V projection outputs
-    where ``Stack.full_recompute_saves_qkv``); plus the
+    ``Stack.selective_recompute``), and the layer input alone (full recompute; with the GEMM outputs the stack keeps,
+    :func:`full_recompute_kept_bytes_per_token`); plus the
     working set of recomputing one layer."""
     T, tp = lay.tokens, lay.tp
     per_op = ctx.stack.selective_recompute == "per-op"
@@ -293,9 +307,7 @@ def _per_layer(ctx: Context, lay: Layout, dense: Activations, moe: Activations):
     full_m, sel_m = full_m - removed, np.maximum(sel_m - removed, 0.0)
     frac_moe = architecture.moe_layers(ctx.s) / ctx.s.layers
     layer_input = T * 2 * ctx.s.d_model / (tp if ctx.stack.sequence_parallel else 1)
-    if ctx.stack.full_recompute_saves_qkv:         # the Q / K / V projection outputs kept too, split over TP by head
-        hd = architecture.head_dim(ctx.s)
-        layer_input = layer_input + T * ACTIVATION_BYTES * (ctx.s.heads + 2 * ctx.s.kv_heads) * hd / tp
+    layer_input = layer_input + T * full_recompute_kept_bytes_per_token(ctx, tp)
     return ((1 - frac_moe) * full_d + frac_moe * full_m, (1 - frac_moe) * sel_d + frac_moe * sel_m,
             layer_input, np.maximum(full_d, full_m))
 

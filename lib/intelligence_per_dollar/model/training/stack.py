@@ -11,7 +11,7 @@ from intelligence_per_dollar.sources import models
 
 __all__ = ["Stack", "MODERN", "MEGATRON_CORE", "MEGATRON_2021", "DEEPSEEK_V3", "FSDP2", "DEEPSPEED", "STACKS",
            "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS", "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES",
-           "ATTENTION_KERNELS", "GROUPED_GEMM_KERNELS", "FSDP_COPY_KINDS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS",
+           "ATTENTION_KERNELS", "GROUPED_GEMM_KERNELS", "FULL_RECOMPUTE_KEEPS", "FSDP_COPY_KINDS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS",
            "HOST_OP_S", "default_stack"]
 
 #: Pipeline schedules the model prices (:mod:`.pipeline`).
@@ -24,6 +24,8 @@ ATTENTION_KERNELS = ("vendor", "fa2", "fa1", "flex")
 GROUPED_GEMM_KERNELS = ("vendor", "torch")
 #: How a ZeRO-3 implementation copies parameters and gradients through HBM (:attr:`Stack.fsdp_copies`).
 FSDP_COPY_KINDS = ("none", "flat", "per-parameter")
+#: Which GEMM outputs the "full" recompute mode keeps beside the layer input (:attr:`Stack.full_recompute_keeps`).
+FULL_RECOMPUTE_KEEPS = ("none", "qkv", "attention-projections")
 #: What "selective" recompute keeps (:attr:`Stack.selective_recompute`).
 SELECTIVE_RECOMPUTE_KINDS = ("attention-core", "per-op")
 #: How an unfused loss holds the logits (:attr:`Stack.loss`).
@@ -252,13 +254,16 @@ class Stack:
     Hopper, about half of it on Blackwell, where ATen runs a port of its SM90 schedule (pytorch/pytorch PR 156203;
     the torchao MoE-training README times BF16 ``torch._grouped_mm`` forward and backward on B200 at 0.71-0.86
     PFLOP/s).
-    ``full_recompute_saves_qkv``: the "full" recompute mode keeps each layer's Q / K / V projection outputs (and the
-    layer input) and recomputes the rest of the forward in backward, so the recomputed forward skips the Q / K / V
-    projection GEMMs and the memory model holds their outputs: MaxText's ``remat_policy=save_qkv_proj``
-    (``MaxText/layers/decoders.py`` ``get_remat_policy``: ``jax.checkpoint_policies.save_only_these_names(
-    "query_proj", "value_proj", "key_proj")``), as NVIDIA's MaxText Llama 3 70B GPU recipes set it
-    (``dgxc-benchmarking`` ``maxtext/configure.sh``). False: the whole forward is recomputed (MaxText ``full``,
-    Megatron-Core ``recompute_granularity=full``).
+    ``full_recompute_keeps``: which GEMM outputs the "full" recompute mode keeps beside each layer's input
+    (:data:`FULL_RECOMPUTE_KEEPS`); the recomputed forward skips those GEMMs and the memory model holds their
+    outputs. ``"none"``: the whole forward is recomputed (MaxText ``full``, Paxml ``SAVE_NOTHING``, Megatron-Core
+    ``recompute_granularity=full``). ``"qkv"``: the Q / K / V projections' outputs, MaxText's
+    ``remat_policy=save_qkv_proj`` (``get_remat_policy`` in MaxText's ``layers/decoders.py``:
+    ``jax.checkpoint_policies.save_only_these_names("query_proj", "value_proj", "key_proj", "qkv_proj")``), as
+    NVIDIA's MaxText Llama 3 70B GPU recipe sets it (``dgxc-benchmarking`` ``maxtext/configure.sh``).
+    ``"attention-projections"``: those and the attention output projection's, Paxml's ``SAVE_QKV_OUT_PROJ``
+    (NVIDIA's Paxml GPT-3 175B recipe, ``paxml_mod_configs.py`` ``Synthetic175BCkpt``): only the MLP, the attention
+    core and the elementwise kernels run again.
     """
 
     flash_attention: bool = True
@@ -304,7 +309,7 @@ class Stack:
     fused_activation: bool | None = None
     qkv_layout_copies: bool = False
     grouped_gemm_kernel: str = "vendor"
-    full_recompute_saves_qkv: bool = False
+    full_recompute_keeps: str = "none"
 
     def __post_init__(self):
         if self.pipeline_schedule not in PIPELINE_SCHEDULES:
@@ -313,8 +318,7 @@ class Stack:
         if self.fp4_kept_precision not in FP4_KEPT_PRECISIONS:
             raise ValueError(f"Stack fp4_kept_precision={self.fp4_kept_precision!r} is not allowed; "
                              f"allowed: {', '.join(FP4_KEPT_PRECISIONS)}")
-        for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp", "qkv_layout_copies",
-                     "full_recompute_saves_qkv"):
+        for name in ("fused_elementwise", "fused_projections", "uniform_expert_tp", "qkv_layout_copies"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: True, False")
         for name in ("param_gather_overlap", "fused_activation"):        # None: follows another field
@@ -325,6 +329,7 @@ class Stack:
             raise ValueError(f"Stack dropout_masks={self.dropout_masks!r} is not allowed; allowed: None, True, False")
         for name, allowed in (("attention_kernel", ATTENTION_KERNELS), ("fsdp_copies", FSDP_COPY_KINDS),
                               ("grouped_gemm_kernel", GROUPED_GEMM_KERNELS),
+                              ("full_recompute_keeps", FULL_RECOMPUTE_KEEPS),
                               ("selective_recompute", SELECTIVE_RECOMPUTE_KINDS), ("loss", LOSS_KINDS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Stack {name}={getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
