@@ -332,6 +332,8 @@ _CORRECTIONS = {
     # FP8 current scaling)
     "mbridge-2026-native-ce-no-tp-overlap": ("mbridge-2026-native-ce", {"tp_overlap": False}),
     "mbridge-2026-native-ce-tp-no-sp": ("mbridge-2026-native-ce", {"tp_overlap": False, "sequence_parallel": False}),
+    # Megatron-DeepSpeed launched without ``--sequence-parallel`` (FlagPerf's Llama 2 7B at TP 4)
+    "megatron-lm-2024-fa2-tp-no-sp": ("megatron-lm-2024-fa2", {"sequence_parallel": False}),
     "mbridge-2026-fp8cs-tp-no-sp": ("mbridge-2026-fp8cs", {"tp_overlap": False, "sequence_parallel": False}),
     # Stability's GPT-NeoX fork for StableLM-3B-4E1T: FlashAttention-2 kernels and ZeRO-1 with ``overlap_comm``
     "gpt-neox-2023-fa2": ("gpt-neox-2023", {"attention_kernel": "fa2", "dp_overlap": True}),
