@@ -107,7 +107,7 @@ def test_training_chapter_default(report_records):
     # they sat at 10.0-10.2% since set 32's functional Megatron-Bridge runs, sanity
     # checks at +0% to +1,868%, joined. The chapter prints the target beside the value.
     assert rec["validation_dev_median_abs_error"] <= 0.10
-    assert 0.05 < rec["validation_held_out_median_abs_error"] <= 0.1120
+    assert 0.05 < rec["validation_held_out_median_abs_error"] <= 0.1110
     assert rec["validation_dev_median_abs_error"] <= rec["validation_others_median_abs_error"] <= 0.12
     # the memory model against the per-GPU memory 73 runs report (data/runs/training_memory.csv, session 34): median
     # |error| 29%, mostly under PyTorch's reserved / allocated peaks; of those runs it refuses only MLPerf v5.0's

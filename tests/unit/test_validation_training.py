@@ -283,7 +283,7 @@ def test_held_out_cases_median(table):
     rows then attended within each example (``document_tokens``): 11.19% (595 within), forty-four short. The bound
     records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1333 and held.error.count() == 1333 and held.error.abs().median() <= 0.1120
+    assert len(held) == 1376 and held.error.count() == 1376 and held.error.abs().median() <= 0.1110
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -827,7 +827,7 @@ def test_runs_that_ran_are_not_refused(table):
     62, 77 and 81 added four, and set 81's fits since session 47 (llm.c's fused classifier); set 95 added three and
     set 98 two and set 99 three (torchtune's BF16 single-GPU fine-tune) and set 100 three (VectorLM's on one A100)
     and set 101 one (Thunder's Phi-3-mini on one H100) and set 102 one (NeMo 24.12's Llama 2 70B SFT on 16 H100, as
-    24.07's). None
+    24.07's) and set 104 two (nanochat's d20 speedruns on 8 H100). None
     is refused: set 86's GPT-OSS-20B at 24 x 8,192 tokens per GB300 with selective recompute (Lambda's torchtitan
     fork) was, at 678 GB, until session 44: the stock gpt_oss_20b entry its rows name chunks the loss (ChunkedCELoss)
     and per-op selective AC keeps none of the grouped-GEMM experts' outputs, 158 GB (the fork prints 70.8% of the
@@ -897,6 +897,10 @@ def test_runs_that_ran_are_not_refused(table):
         # set 25 at session 55: Paxml's GPT-3 175B in FP8 on 128 H100 (FSDP 128, 2 x 2,048 tokens) with
         # SAVE_QKV_OUT_PROJ: 80.8 GB in the model once the kept attention-projection outputs (38.7 GB) are counted
         "heldout25-dgxcpax-gpt3-175b-h100x128-fp8-fsdp128-mbs2",
+        # set 104: two nanochat d20 speedruns on 8 H100 at 32 x 2,048 tokens per GPU (65,536-entry vocabulary):
+        # 95.6 GB in the model, 91 of it activations on the torchtitan stand-in, whose eager FP32 logits and their
+        # gradient alone are 34 GB where nanochat's compiled step holds less
+        "heldout104-d-nanochat-d20-h100x8-royam0820", "heldout104-d-nanochat-d20-h100x8-mileswangs",
         }
     # Session 34: NeMo AutoModel's MoE models (Qwen3-30B-A3B on 8 H100, Kimi K2 on 256 H100, GPT-OSS 20B / 120B) and
     # KempnerForge (Llama 3 8B on one H200, which reports 80.7 GiB allocated where the model now counts 77 GB) build
