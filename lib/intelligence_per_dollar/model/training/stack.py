@@ -11,8 +11,8 @@ from intelligence_per_dollar.sources import models
 
 __all__ = ["Stack", "MODERN", "MEGATRON_CORE", "MEGATRON_2021", "DEEPSEEK_V3", "FSDP2", "DEEPSPEED", "STACKS",
            "MOE_LOAD_FACTOR", "FP4_KEPT_PRECISIONS", "FP4_KEPT_LAYER_FRACTION", "PIPELINE_SCHEDULES",
-           "ATTENTION_KERNELS", "GROUPED_GEMM_KERNELS", "FULL_RECOMPUTE_KEEPS", "FSDP_COPY_KINDS", "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS",
-           "HOST_OP_S", "default_stack"]
+           "ATTENTION_KERNELS", "GROUPED_GEMM_KERNELS", "FULL_RECOMPUTE_KEEPS", "FSDP_COPY_KINDS",
+           "SELECTIVE_RECOMPUTE_KINDS", "LOSS_KINDS", "HOST_OP_S", "default_stack"]
 
 #: Pipeline schedules the model prices (:mod:`.pipeline`).
 PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
