@@ -100,22 +100,23 @@ def attention_gemm_s(ctx: Context, lay: Layout):
             + gemm_s(ctx, T, s.d_model, q / tp))                                          # wo
 
 
-def qkv_projection_gemm_s(ctx: Context, lay: Layout):
-    """Forward time of a layer's Q / K / V projections alone: :func:`attention_gemm_s` less the output projection
-    (``d_model`` wide over ``heads x head_dim / tp``)."""
+def qkv_projection_gemm_s(ctx: Context, lay: Layout, attention_s=None):
+    """Forward time of a layer's Q / K / V projections alone: :func:`attention_gemm_s` (``attention_s`` where the
+    caller has it) less the output projection (``d_model`` wide over ``heads x head_dim / tp``)."""
     s = ctx.s
+    attention_s = attention_gemm_s(ctx, lay) if attention_s is None else attention_s
     out_proj = gemm_s(ctx, lay.tokens, s.d_model, s.heads * architecture.head_dim(s) / lay.tp)
-    return np.maximum(attention_gemm_s(ctx, lay) - out_proj, 0.0)
+    return np.maximum(attention_s - out_proj, 0.0)
 
 
-def recompute_kept_gemm_s(ctx: Context, lay: Layout):
+def recompute_kept_gemm_s(ctx: Context, lay: Layout, attention_s):
     """Forward GEMM time a full recompute does not run again because the stack keeps those GEMMs' outputs
     (``Stack.full_recompute_keeps``): the Q / K / V projections (:func:`qkv_projection_gemm_s`), all the attention
-    projections (:func:`attention_gemm_s`), or none."""
+    projections (``attention_s``, the layer's :func:`attention_gemm_s`), or none."""
     keeps = ctx.stack.full_recompute_keeps
     if keeps == "qkv":
-        return qkv_projection_gemm_s(ctx, lay)
-    return attention_gemm_s(ctx, lay) if keeps == "attention-projections" else 0.0
+        return qkv_projection_gemm_s(ctx, lay, attention_s)
+    return attention_s if keeps == "attention-projections" else 0.0
 
 
 def _gated(s: models.ModelSpec) -> int:

@@ -107,9 +107,9 @@ def evaluate(ctx: Context, c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
     cp_f, cp_b = communication.cp_exposed_s(ctx, lay, core_f, core_b)
     sel = compute.selective_recompute_s(ctx, lay, core_f, act_dense.core)
     t_tp = communication.tp_all_reduce_s(ctx, lay)
-    skip = compute.recompute_kept_gemm_s(ctx, lay)
-    common = _Common(compute.attention_gemm_s(ctx, lay), core_f, core_b, t_tp, cp_f, cp_b, mem.recompute_fraction,
-                     np.where(lay.recompute >= 1, sel, 0.0), skip)
+    t_attn = compute.attention_gemm_s(ctx, lay)
+    common = _Common(t_attn, core_f, core_b, t_tp, cp_f, cp_b, mem.recompute_fraction,
+                     np.where(lay.recompute >= 1, sel, 0.0), compute.recompute_kept_gemm_s(ctx, lay, t_attn))
     dense = layer_times(ctx, lay, common, compute.dense_ffn_gemm_s(ctx, lay), act_dense.per_gpu, 0.0, False)
     t_a2a = communication.ep_all_to_all_s(ctx, lay)
     moe = NO_LAYER
