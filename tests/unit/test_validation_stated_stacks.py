@@ -124,6 +124,8 @@ _CORRECTED = [
     # CHECKPOINT_POLICY SAVE_QKV_OUT_PROJ
     ("xla-fsdp-te-save-qkv", "xla-fsdp-te", {"full_recompute_keeps": "qkv"}),
     ("xla-fsdp-te-save-qkv-out", "xla-fsdp-te", {"full_recompute_keeps": "attention-projections"}),
+    # session 56: Megatron-Bridge's 26.04 DeepSeek-V3 B200 MXFP8 preset runs DeepEP with moe_a2a_overlap=True
+    ("mbridge-2026-deepep-overlap", "mbridge-2026", {"ep_overlap": True}),
 ]
 
 
@@ -139,9 +141,9 @@ def test_every_corrected_stack_is_checked_here_against_its_base():
     assert {name: base for name, base, _ in _CORRECTED} == validation.CORRECTED_STACKS
 
 
-@pytest.mark.parametrize("session,count", [(52, 177), (53, 13), (54, 20), (55, 22)])
+@pytest.mark.parametrize("session,count", [(52, 177), (53, 13), (54, 20), (55, 22), (56, 15)])
 def test_corrected_rows_name_their_new_stack_in_the_note(session, count):
-    """Every row moved in sessions 52-55 records the stack it left and the stated fact that moved it; a row moved
+    """Every row moved in sessions 52-56 records the stack it left and the stated fact that moved it; a row moved
     twice names, in the first sentence, the stack the second one says it left."""
     moved = [c for c in validation.runs() if f"Stack corrected (session {session})" in c["note"]]
     assert len(moved) == count
@@ -211,3 +213,19 @@ def test_together_gb200_qwen_rows_run_megatron_bridge_recipe_without_tp_overlap(
     assert slow > 1.2
     tp2 = cases["heldout100-c-tg-r07-qwen72b-17n"]                                              # tflops_per_gpu
     assert 1.0 < _predict(tp2, "mbridge-2026") / _predict(tp2, "mbridge-2026-no-tp-overlap") < slow
+
+
+def test_megatron_bridge_full_iteration_mxfp8_recipes_overlap_the_expert_all_to_all(cases):
+    """Megatron-Bridge's 26.06-26.08 MXFP8 presets for Qwen3-30B-A3B / Qwen3-235B-A22B / GPT-OSS-120B on GB200 / GB300
+    (and Qwen3-30B-A3B on B300) state ``moe_a2a_overlap=True`` with full-iteration CUDA graphs and HybridEP, and the
+    26.04 DeepSeek-V3 B200 preset at PP 8 / VP 2 / EP 32 the overlap on DeepEP: the rows that ran them sit on the
+    overlap stacks, cite the preset in the note, and the overlap shortens the predicted step of Qwen3-30B-A3B on eight
+    GB300 by more than a sixth (its expert all-to-all is a fifth of the step)."""
+    moved = [c for c in validation.runs() if "Stack corrected (session 56)" in c["note"]]
+    overlap = [c for c in moved if c["stack"] in ("mbridge-2026-a2a-overlap", "mbridge-2026-deepep-overlap")]
+    assert len(overlap) == 14
+    assert all("moe_a2a_overlap=True" in c["note"] or "overlap_moe_expert_parallel_comm=True" in c["note"]
+               for c in overlap)
+    assert all(c["precision"] == "fp8" and (c["model"].get("experts") or 0) > 1 for c in overlap)
+    case = cases["mb2608-gb300-qwen3-30b-mxfp8-8"]                                          # tokens/s/GPU
+    assert _predict(case, "mbridge-2026-a2a-overlap") > 1.2 * _predict(case, "mbridge-2026")

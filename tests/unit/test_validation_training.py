@@ -319,6 +319,11 @@ def test_held_out_cases_median(table):
 # priced), pith-train's Qwen3-30B-A3B row (-1% -> -14%) and Marin's grug MoE rows on 8 H100 (0-26% -> 19-39% fast),
 # which state FlashAttention-4's CuTe kernels. prime-rl's B300 rows moved with both changes (-27% / -37% -> -25% /
 # -34%).
+# Session 56: the Megatron-Bridge MXFP8 presets of 26.06-26.08 (Qwen3-30B-A3B, Qwen3-235B-A22B, GPT-OSS-120B on GB200 /
+# GB300) state the expert all-to-all overlap with full-iteration CUDA graphs (``moe_a2a_overlap=True``), and 15 rows
+# moved to the overlap stacks. Tightened: the 26.08 Qwen3 cells (-19% to -29% -> within 10%), the model-verification
+# cards' Qwen3 weak-scaling and 235B items. Loosened: the 26.06 GPT-OSS-120B cells on GB200 / GB300 (+5% / +7% ->
+# +24% / +29%): GPT-OSS runs below the model on every Megatron-Bridge stack and precision (data/runs/HELD_OUT.md).
 @pytest.mark.parametrize("group,median,worst", [
     ("megatron-t1", 0.05, 0.1), ("megatron-t2", 0.07, 0.11), ("h200-measured", 0.06, 0.06),
     ("nemo", 0.09, 0.12), ("mlperf-v4.0", 0.06, 0.07), ("mtnlg", 0.19, 0.21),
@@ -327,7 +332,7 @@ def test_held_out_cases_median(table):
     ("mpt-foundry-fsdp", 0.06, 0.275), ("nemo-25x", 0.13, 0.3), ("automodel-fsdp2", 0.115, 0.265),
     # set 4 (HELD_OUT.md), merged at the error it had when first predicted: small-expert MoE on Megatron-Bridge and
     # torchtitan's power-limited B200 rows (cap not stated) are the known misses
-    ("megatron-bridge-2604", 0.15, 0.63), ("megatron-bridge-2606", 0.08, 0.655), ("torchtitan-blackwell", 0.77, 0.87),
+    ("megatron-bridge-2604", 0.15, 0.63), ("megatron-bridge-2606", 0.24, 0.655), ("torchtitan-blackwell", 0.77, 0.87),
     # set 5, merged at the error it had when first predicted (blind): MPT-30B at 8k on 8 H100 is the worst (+49%)
     ("heldout5-dgxc", 0.13, 0.3), ("heldout5-dgxc-maxtext", 0.14, 0.19), ("heldout5-nemo2407", 0.08, 0.15),
     ("heldout5-torchtitan-a100", 0.065, 0.08), ("heldout5-automodel", 0.125, 0.175),
@@ -378,7 +383,7 @@ def test_held_out_cases_median(table):
     # set 15, merged at its blind error: Megatron-Bridge 26.08's MXFP8 MoE rows on GB200/GB300 0-20% short; two point
     # releases off both ways (Llama 3 70B PP4 at micro-batch 2 -40%, the model recomputing where the run did not;
     # a B300 Qwen3-235B row 45% below its own 26.04 twin +86%); llm-foundry's MPT on H100 15-32% faster in the model
-    ("heldout15-mbridge2608", 0.21, 0.285), ("heldout15-mbridge-point-releases", 0.4, 0.835),
+    ("heldout15-mbridge2608", 0.07, 0.105), ("heldout15-mbridge-point-releases", 0.4, 0.835),
     # (session 27's llm-foundry-2023 stack, MPT without dropout and with a fused cross entropy, moves them 0.4-1 point)
     ("heldout15-mpt-h100", 0.22, 0.305),
     # set 16, merged at its blind error: MLPerf GPT-3 175B within 1% on 64 B200 and 512 H100 (v4.1) and 10,752 H100 (v4.0);
@@ -579,7 +584,7 @@ def test_held_out_cases_median(table):
     # joined by 100 Gb/s 42-72% long), Megatron-Bridge's and prime-rl's Qwen3-235B on GB200 / GB300 / B300 (26-37% slow;
     # prime-rl masks attention per packed document), AWS's Megatron-Bridge MoE runs on EFA (steps 2.5-5.9x the model's)
     # and Qwen3-8B (11-19% short), Pai-Megatron-Patch issue 658's Qwen3-235B on 256 H800 (-5% to +20% in step time)
-    ("heldout99-f-crusoe-titan", 0.035, 0.115), ("heldout99-f-mbridge-card-q235", 0.26, 0.26),
+    ("heldout99-f-crusoe-titan", 0.035, 0.115), ("heldout99-f-mbridge-card-q235", 0.05, 0.06),
     ("heldout99-f-primerl-perf", 0.295, 0.345), ("heldout99-f-torchtune", 0.095, 0.105),
     ("heldout99-i-aws-dsv3-b300", 0.7, 0.72), ("heldout99-i-aws-kimik2-b300", 0.685, 0.729),
     ("heldout99-i-aws-qwen3-235b-b300", 0.642, 0.743), ("heldout99-i-aws-qwen3-30b-h100", 0.702, 0.831),
@@ -651,7 +656,7 @@ def test_held_out_cases_median(table):
     # Llama 2 7B on 8 H100 (step 13% long). Session 38's expert tensor parallelism (experts split over TP where ep is 1,
     # in memory and in the grouped GEMMs) lets the search pick EP1 TP layouts for the functional GPT-OSS 20B runs:
     # median 2.63 -> 2.73
-    ("heldout32-mbv-tuned", 0.24, 0.26), ("heldout32-mbv-functional", 2.895, 17.955),
+    ("heldout32-mbv-tuned", 0.04, 0.245), ("heldout32-mbv-functional", 2.895, 17.955),
     ("heldout32-bigscience-tr11-reshaping", 0.18, 0.305), ("heldout32-llm-foundry-scale", 0.07, 0.205),
     ("heldout32-jaxtoolbox-maxtext", 0.14, 0.14),
     # set 33, merged at its blind error: Megatron-Bridge's early 25.11 layouts (GPT-OSS 120B BF16 EP64 on 64 GB200 /
