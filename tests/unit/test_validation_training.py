@@ -280,10 +280,13 @@ def test_held_out_cases_median(table):
     crossed 10%). Set 102 (the vTrain artifact's Megatron-LM times, YaFSDP's FSDP1 baselines, swiss-ai's GH200 PRs,
     NeMo 24.12's summary, Lambda's MLPerf practice logs, dgxc's fine-tuning READMEs and four whole-run averages): 11.6%
     blind over 62, merged: 11.23% (593 of 1,278 within 10%), forty-six runs short. NeMo's packed-SQuAD fine-tuning
-    rows then attended within each example (``document_tokens``): 11.19% (595 within), forty-four short. The bound
-    records that state."""
+    rows then attended within each example (``document_tokens``): 11.19% (595 within), forty-four short. Sets 103-104
+    and sessions 53-55 took it to 11.09% over 1,376 (647 within); session 56 put fifteen Megatron-Bridge MoE rows on
+    the expert all-to-all overlap their presets state (10.84%, 655 within), and set 105 (GH200 and H100 paper
+    baselines, cloud recipes, Olmo 3), 22.7% blind over 38 with 9 within, was merged unchanged: 11.09% over 1,414 (664
+    within), forty-three runs short. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1376 and held.error.count() == 1376 and held.error.abs().median() <= 0.1110
+    assert len(held) == 1414 and held.error.count() == 1414 and held.error.abs().median() <= 0.1110
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -949,11 +952,14 @@ def test_dense_blackwell_and_moe_cases_within_31_percent(table):
     ran on EFA at TP 8, where AWS's MoE runs take 2.5-5.9x the model's step (not explained: EFA's measured all-to-all
     bandwidth is 50-90% of its line rate): bounded by its group. Set 101's Megatron-LM PR 6429 runs a 14-layer
     DeepSeek-V3 proxy (3 dense layers assumed, one MTP layer not in the spec) at sequence 2,048 on 64 H100, whose
-    expert-overlap arm is 34% short: no DeepSeek-V3-scale run, bounded by its group."""
+    expert-overlap arm is 34% short: no DeepSeek-V3-scale run, bounded by its group. Set 105's dgxc-benchmarking
+    example job lines are the same DGX Cloud recipes as set 6 (DeepSeek-V3 BF16 on 128 GB200: 3.2x below the model),
+    bounded as set 6 is."""
     g = table[table.case.str.contains("llama31-405b|dsv3|deepseek") & (table.group != "torchtitan-fsdp2")
               & ~table.group.str.startswith(("heldout6-", "heldout23-", "heldout24-together",
                                              "heldout64-nebius", "heldout64-together-flapping",
-                                             "heldout84-nous-llep", "heldout99-i-aws", "heldout101-b-mlm-pr6429"))
+                                             "heldout84-nous-llep", "heldout99-i-aws", "heldout101-b-mlm-pr6429",
+                                             "heldout105-b-dgxc-example-jobs"))
               & ~table.case.str.endswith("-baseline") & (table.case != "heldout28-mcoremoe-h100-dsv3-fp8blk-1024")]
     assert len(g) >= 9
     assert g.error.abs().max() <= 0.32 and g.error.abs().median() <= 0.11
