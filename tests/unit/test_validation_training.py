@@ -284,9 +284,10 @@ def test_held_out_cases_median(table):
     and sessions 53-55 took it to 11.09% over 1,376 (647 within); session 56 put fifteen Megatron-Bridge MoE rows on
     the expert all-to-all overlap their presets state (10.84%, 655 within), and set 105 (GH200 and H100 paper
     baselines, cloud recipes, Olmo 3), 22.7% blind over 38 with 9 within, was merged unchanged: 11.09% over 1,414 (664
-    within), forty-three runs short. The bound records that state."""
+    within), forty-three runs short. The Alps GH200 rows then took the cluster's 660 W module limit the Apertus report
+    states (nineteen rows): 10.74% (675 within), thirty-two short. The bound records that state."""
     held = table[_held_out(table)]
-    assert len(held) == 1414 and held.error.count() == 1414 and held.error.abs().median() <= 0.1110
+    assert len(held) == 1414 and held.error.count() == 1414 and held.error.abs().median() <= 0.1075
 
 
 # Per-group bounds: a regression in the model fails here. The megatron-bridge max is loose
@@ -501,7 +502,7 @@ def test_held_out_cases_median(table):
     ("heldout84-nous-deepep", 0.055, 0.06), ("heldout84-nous-fa4", 0.185, 0.335), ("heldout84-nous-llep", 2.24, 2.24),
     # (session 48: 52% short once its core's experts split over TP, which halves their memory, so the search no
     # longer recomputes; 48% on the natural-routing stack its note states)
-    ("heldout84-mlm-issue756", 0.485, 0.485), ("heldout84-swissai-300m", 0.69, 0.69),
+    ("heldout84-mlm-issue756", 0.485, 0.485), ("heldout84-swissai-300m", 0.65, 0.65),
     # set 86, merged with the B200 rows' chunked loss (their notes: ChunkedCELoss): Lambda's torchtitan fork,
     # GPT-OSS-20B and Qwen3-30B-A3B FSDP-only on 8 B200 45-46% fast; GPT-OSS-20B on 64 GB300 +8% to +61% compiled /
     # eager, its stock baseline 2.05x; GPT-NeoX-20B on 96 A100-40GB +20%. Session 44: the B200 GPT-OSS rows at the
@@ -1059,3 +1060,32 @@ def test_memory_model_against_the_reported_memory(memtable):
     assert -0.15 <= e["kforge-h200-llama3-8b-1gpu"] <= 0.0
     assert set(memtable.case[~memtable.fits]) == {"heldout22-mlperf50-nebius-h200-llama31-405b-fp8-512",
                                                   "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024"}
+
+
+@pytest.mark.parametrize("group,median,worst", [
+    # session 56: the Alps GH200 rows at the cluster's 660 W module limit (swiss-ai's Megatron-LM PRs, the FOG paper)
+    ("heldout102-b-swissai-pr29", 0.12, 0.12), ("heldout102-b-swissai-pr33", 0.05, 0.06),
+    ("heldout104-a-swissai-pr10", 0.01, 0.01), ("heldout105-c-fog-fp8-gh200", 0.10, 0.21),
+    # set 105 as first predicted: Olmo 3 within 8%, Google Cloud's NeMo recipes, COAT's FSDP baselines (max-batch runs)
+    ("heldout105-d-olmo3-table34", 0.07, 0.075), ("heldout105-b-gcp-gpurecipes-nemo-dllogger", 0.09, 0.21),
+    ("heldout105-c-coat-fp8-h100", 0.29, 1.07),
+])
+def test_session_56_group_bounds(table, group, median, worst):
+    g = table[table.group == group]
+    assert len(g) > 0
+    assert g.error.abs().median() <= median and g.error.abs().max() <= worst
+
+
+def test_alps_gh200_rows_run_at_the_clusters_module_power_limit(table):
+    """Every GH200 row from CSCS Alps (Apertus, swiss-ai's Megatron-LM PRs, the FOG paper) carries the 660 W module
+    limit the Apertus report states for the cluster ('below the set power limit of 660 W'); the cap slows the predicted
+    step, so the swiss-ai 8B baseline of PR 33 at TP 2 comes within 10% where the catalogue's 1,000 W had it 17% fast."""
+    rows = [c for c in validation.runs() if c["accelerator"] == "GH200-96GB"]
+    assert len(rows) == 30 and all(c.get("power_cap_w") == 660.0 for c in rows)
+    corrected = [c for c in rows if "Cluster fact corrected (session 56)" in c["note"]]
+    assert len(corrected) == 19 and all("set power limit of 660 W" in c["note"] for c in corrected)
+    case = next(c for c in rows if c["id"] == "heldout102-b-swissai-pr33-llama8b-gh200-256-tp2-mbs4-s4096")
+    capped, _ = validation.predict(case)
+    free, _ = validation.predict({k: v for k, v in case.items() if k != "power_cap_w"})
+    assert capped < 0.9 * free                                           # tokens/s/GPU
+    assert abs(table.set_index("case").loc[case["id"], "error"]) <= 0.10
