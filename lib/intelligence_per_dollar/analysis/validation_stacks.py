@@ -397,10 +397,10 @@ _CORRECTIONS = {
     # ProLong's 64K launch script (princeton-nlp/ProLong train_64K.sh @014c75e) sets ``LOGIT_BLOCK_SIZE=2048``:
     # "Compute Llama logits in blocks of 2048 tokens", a chunked loss over its FSDP1 eager stand-in
     "fsdp1-eager-bf16-reduce-chunked-loss": ("fsdp1-eager-bf16-reduce", {"loss_chunk_tokens": 2048.0}),
-    # Session 56: Megatron-Bridge's 26.04 DeepSeek-V3 B200 MXFP8 preset (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2,
-    # scripts/performance/configs/deepseek/deepseek_workload_base_configs.py @d063066) runs the flex dispatcher on DeepEP
-    # with ``moe_a2a_overlap=True`` (PP 8, VP 2, EP 32) and partial CUDA graphs: the expert all-to-all overlapped, the
-    # DeepEP host sync and the expert sort kept (not the full-iteration HybridEP path of mbridge-2026-a2a-overlap)
+    # Session 56: Megatron-Bridge's 26.04 DeepSeek-V3 B200 MXFP8 preset (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 in
+    # scripts/performance/configs/deepseek/deepseek_workload_base_configs.py @d063066) runs the flex dispatcher on
+    # DeepEP with ``moe_a2a_overlap=True`` (PP 8, VP 2, EP 32) and partial CUDA graphs: the expert all-to-all
+    # overlapped, the DeepEP host sync and the expert sort kept (not mbridge-2026-a2a-overlap's full-iteration HybridEP)
     "mbridge-2026-deepep-overlap": ("mbridge-2026", {"ep_overlap": True}),
 }
 for _name, (_base, _changes) in _CORRECTIONS.items():
