@@ -748,7 +748,13 @@ def test_held_out_cases_median(table):
     # set 67: whole-run averages from GPU-hours (Pythia, StarCoderBase) and papers' stated step time or utilisation;
     # BloombergGPT's SageMaker sharded data parallelism stands in as FSDP
     ("heldout67-pythia", 0.11, 0.26), ("heldout67-starcoder", 0.16, 0.16), ("heldout67-bloomberggpt", 0.425, 0.425),
-    ("heldout67-glm130b", 0.17, 0.17)])
+    ("heldout67-glm130b", 0.17, 0.17),
+    # session 56: the Alps GH200 rows at the cluster's 660 W module limit (swiss-ai's Megatron-LM PRs, the FOG paper)
+    ("heldout102-b-swissai-pr29", 0.12, 0.12), ("heldout102-b-swissai-pr33", 0.05, 0.06),
+    ("heldout104-a-swissai-pr10", 0.01, 0.01), ("heldout105-c-fog-fp8-gh200", 0.10, 0.21),
+    # set 105 as first predicted: Olmo 3 within 8%, Google Cloud's NeMo recipes, COAT's FSDP baselines (max-batch runs)
+    ("heldout105-d-olmo3-table34", 0.07, 0.075), ("heldout105-b-gcp-gpurecipes-nemo-dllogger", 0.09, 0.21),
+    ("heldout105-c-coat-fp8-h100", 0.29, 1.07)])
 # Session 31: the data-parallel bucket tail (communication.bucket_tail_s: Megatron-Core's last gradient bucket, the
 # one holding the input embedding, is reduced after backward ends and gathered before the next forward starts)
 # lengthens every overlapped ZeRO-0/1/2 step by that bucket's collectives. 73 cases moved closer and 15 further (by at
@@ -1063,20 +1069,6 @@ def test_memory_model_against_the_reported_memory(memtable):
     assert -0.15 <= e["kforge-h200-llama3-8b-1gpu"] <= 0.0
     assert set(memtable.case[~memtable.fits]) == {"heldout22-mlperf50-nebius-h200-llama31-405b-fp8-512",
                                                   "heldout22-mlperf50-nebius-h200-llama31-405b-fp8-1024"}
-
-
-@pytest.mark.parametrize("group,median,worst", [
-    # session 56: the Alps GH200 rows at the cluster's 660 W module limit (swiss-ai's Megatron-LM PRs, the FOG paper)
-    ("heldout102-b-swissai-pr29", 0.12, 0.12), ("heldout102-b-swissai-pr33", 0.05, 0.06),
-    ("heldout104-a-swissai-pr10", 0.01, 0.01), ("heldout105-c-fog-fp8-gh200", 0.10, 0.21),
-    # set 105 as first predicted: Olmo 3 within 8%, Google Cloud's NeMo recipes, COAT's FSDP baselines (max-batch runs)
-    ("heldout105-d-olmo3-table34", 0.07, 0.075), ("heldout105-b-gcp-gpurecipes-nemo-dllogger", 0.09, 0.21),
-    ("heldout105-c-coat-fp8-h100", 0.29, 1.07),
-])
-def test_session_56_group_bounds(table, group, median, worst):
-    g = table[table.group == group]
-    assert len(g) > 0
-    assert g.error.abs().median() <= median and g.error.abs().max() <= worst
 
 
 def test_alps_gh200_rows_run_at_the_clusters_module_power_limit(table):
